@@ -1,0 +1,36 @@
+//go:build !linux
+
+package nlconn
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/mdlayher/netlink"
+)
+
+// Conn is a netlink socket; netlink exists only on Linux.
+type Conn struct{}
+
+var errOS = fmt.Errorf("netlink on %s: %w", runtime.GOOS, kerr.ErrNotSupported)
+
+// Dial returns an error wrapping ErrNotSupported: netlink exists only on Linux.
+func Dial(family int, cfg *Config) (*Conn, error) { return nil, errOS }
+
+// Close does nothing.
+func (c *Conn) Close() error { return nil }
+
+// Buffers returns an error wrapping ErrNotSupported.
+func (c *Conn) Buffers() (rcv, snd int, err error) { return 0, 0, errOS }
+
+// Execute returns an error wrapping ErrNotSupported.
+func (c *Conn) Execute(ctx context.Context, m netlink.Message) ([]netlink.Message, error) {
+	return nil, errOS
+}
+
+// Batch returns an error wrapping ErrNotSupported.
+func (c *Conn) Batch(ctx context.Context, msgs []netlink.Message, opt BatchOptions) ([]error, error) {
+	return nil, errOS
+}
