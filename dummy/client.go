@@ -1,0 +1,110 @@
+package dummy
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/vishvananda/netns"
+)
+
+// Config configures a Client. A nil *Config means the zero Config.
+type Config struct {
+	// NetNS is the network namespace the Client works in, chosen once by
+	// New. The zero value means the namespace of the thread that calls
+	// New. The Client does not take ownership: the caller closes it, and
+	// may do so as soon as New returns.
+	NetNS netns.NsHandle
+}
+
+// Client manages dummy links and the addresses bound to them in one network
+// namespace, over rtnetlink. It is safe for concurrent use; calls are
+// serialised on one netlink socket.
+//
+// Ownership: a Client changes only dummy links it is asked for by name, and
+// only the addresses on that link. A link of another type with the same
+// name is never modified or deleted (the call fails with a *LinkTypeError);
+// addresses on other links are never read for Sync, nor touched.
+//
+// Every method takes a context: it is checked before each request sent to
+// the kernel, and its deadline becomes the socket's send and receive timeout.
+type Client struct {
+	c *client
+}
+
+// New opens a Client in cfg.NetNS. The error wraps ErrNotSupported on
+// systems other than Linux.
+func New(cfg *Config) (*Client, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	c, err := newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{c: c}, nil
+}
+
+// Close releases the Client's netlink socket. It leaves every link and
+// address as it is. Calls after Close fail with an error wrapping
+// fs.ErrClosed.
+func (c *Client) Close() error { return c.c.close() }
+
+// Ensure makes sure a dummy link called name exists. A missing link is
+// created administratively down and with ARP off (NOARP), the state
+// kube-proxy keeps kube-ipvs0 in: the kernel still adds a local route for
+// every address bound to it, so the node accepts traffic to those addresses,
+// and neither answers ARP for them on this link nor sends anything from it.
+// An existing dummy link is accepted as it is (its flags are not changed).
+// created reports whether Ensure made the link.
+//
+// If name is taken by a link of another type, the error wraps a
+// *LinkTypeError (and matches fs.ErrExist) and nothing is changed. If the
+// kernel has no dummy link type (module dummy), the error wraps
+// ErrNotSupported.
+func (c *Client) Ensure(ctx context.Context, name string) (created bool, err error) {
+	return c.c.ensure(ctx, name)
+}
+
+// Addrs returns every address on the dummy link name, with its prefix
+// length, sorted. The error matches fs.ErrNotExist if there is no such link,
+// and wraps a *LinkTypeError if name is not a dummy link.
+func (c *Client) Addrs(ctx context.Context, name string) ([]netip.Prefix, error) {
+	return c.c.addrs(ctx, name)
+}
+
+// Bind adds addr to the dummy link name as a /32 (IPv4) or /128 (IPv6)
+// address. The error matches fs.ErrExist if it is already bound,
+// fs.ErrNotExist if there is no such link, and is a *ValidationError for an
+// address that cannot be a VIP (see ValidateAddr).
+func (c *Client) Bind(ctx context.Context, name string, addr netip.Addr) error {
+	return c.c.bind(ctx, name, addr)
+}
+
+// Unbind removes the /32 or /128 address addr from the dummy link name. The
+// error matches fs.ErrNotExist if addr is not bound there (or there is no
+// such link).
+func (c *Client) Unbind(ctx context.Context, name string, addr netip.Addr) error {
+	return c.c.unbind(ctx, name, addr)
+}
+
+// Sync makes the addresses of the dummy link name exactly wanted (each as a
+// /32 or /128): it binds the missing ones first, then unbinds the others,
+// and reports both. The kernel's own IPv6 link-local address (present only
+// while the link is up) is left alone. Every wanted address is validated
+// before anything is changed; an invalid one is a *ValidationError naming
+// its index. Sync never touches another link, and fails with a
+// *LinkTypeError if name is not a dummy link.
+//
+// If the kernel refuses some changes, Sync still makes the others, and
+// returns what it did together with an error that joins every failure; the
+// next Sync repairs what is left.
+func (c *Client) Sync(ctx context.Context, name string, wanted []netip.Addr) (SyncResult, error) {
+	return c.c.sync(ctx, name, wanted)
+}
+
+// Delete deletes the dummy link name and with it every address on it. The
+// error matches fs.ErrNotExist if there is no such link; a link of another
+// type is not deleted (*LinkTypeError).
+func (c *Client) Delete(ctx context.Context, name string) error {
+	return c.c.delete(ctx, name)
+}

@@ -1,0 +1,45 @@
+// Package dummy manages the dummy link that holds a service proxy's virtual
+// IPs (VIPs), as kube-proxy's IPVS mode does with kube-ipvs0.
+//
+// Binding an address to a dummy link makes the kernel add a local route for
+// it, so the node accepts traffic to the VIP, which IPVS then intercepts.
+// The link stays down and has ARP off: it never sends anything, and the
+// kernel still answers for the addresses on it locally. (Whether the node
+// answers ARP for them on its other interfaces is the arp_ignore and
+// arp_announce sysctls' business; see package sysctl.)
+//
+// A Client works in one network namespace, chosen when it is made, over
+// rtnetlink (github.com/vishvananda/netlink); it runs no programs. It only
+// ever changes the dummy link it is asked for by name and the addresses on
+// that link: if the name belongs to a link of another type, every call
+// fails with a *LinkTypeError and the link is left alone.
+//
+// Package dummytest has an in-memory Fake with the same semantics and
+// errors, for unit tests.
+//
+// # Example
+//
+// Keep the VIPs of a node on kube-ipvs0:
+//
+//	c, err := dummy.New(nil) // the current network namespace
+//	if err != nil {
+//		return err
+//	}
+//	defer c.Close()
+//
+//	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+//	defer cancel()
+//	if _, err := c.Ensure(ctx, "kube-ipvs0"); err != nil {
+//		// errors.Is(err, dummy.ErrNotSupported): no dummy module.
+//		// errors.As(err, new(*dummy.LinkTypeError)): the name is taken.
+//		return err
+//	}
+//	res, err := c.Sync(ctx, "kube-ipvs0", []netip.Addr{
+//		netip.MustParseAddr("198.18.0.10"),
+//		netip.MustParseAddr("2001:db8::10"),
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	fmt.Println("bound", res.Added, "unbound", res.Removed)
+package dummy

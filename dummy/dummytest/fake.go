@@ -1,0 +1,319 @@
+// Package dummytest provides Fake, an in-memory stand-in for dummy.Client
+// with the kernel's semantics and the same errors, for unit tests of code
+// that manages a VIP-holding dummy link.
+//
+// Code under test should depend on a small interface that both *dummy.Client
+// and *Fake satisfy, for example:
+//
+//	type vipLink interface {
+//		Ensure(ctx context.Context, name string) (bool, error)
+//		Sync(ctx context.Context, name string, wanted []netip.Addr) (dummy.SyncResult, error)
+//	}
+package dummytest
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/ipvskit/ipvskit/dummy"
+)
+
+// Fake is an in-memory network namespace holding links and their addresses.
+// Its methods behave like dummy.Client's against a kernel: same validation,
+// same ownership rules (a link of another kind is never changed), same
+// errors (*dummy.Error, *dummy.LinkTypeError, *dummy.ValidationError,
+// matching fs.ErrExist and fs.ErrNotExist alike). The zero value is an empty
+// namespace, ready to use; a Fake is safe for concurrent use.
+type Fake struct {
+	mu    sync.Mutex
+	links map[string]*link
+	order []string // link names in creation order, for Dump
+}
+
+type link struct {
+	kind  string
+	addrs map[netip.Prefix]bool
+}
+
+// New returns an empty Fake.
+func New() *Fake { return &Fake{} }
+
+// AddLink makes a link of any kind ("bridge", "veth", "dummy", ...) the way
+// another program would, for tests of what the code under test does with
+// links it does not own. It fails if the name is taken or invalid.
+func (f *Fake) AddLink(name, kind string) error {
+	if err := dummy.ValidateName(name); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.links[name] != nil {
+		return fmt.Errorf("dummytest: link %q exists: %w", name, errExist)
+	}
+	f.add(name, kind)
+	return nil
+}
+
+// AddAddr adds p, with any prefix length, to link name the way another
+// program would. It fails if there is no such link or p is already there.
+func (f *Fake) AddAddr(name string, p netip.Prefix) error {
+	if !p.IsValid() {
+		return fmt.Errorf("dummytest: invalid prefix %v", p)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.links[name]
+	switch {
+	case l == nil:
+		return fmt.Errorf("dummytest: link %q: %w", name, errNoLink)
+	case l.addrs[p]:
+		return fmt.Errorf("dummytest: %v on %q: %w", p, name, errExist)
+	}
+	l.addrs[p] = true
+	return nil
+}
+
+// Links returns the names of every link in the Fake, in creation order.
+func (f *Fake) Links() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.order)
+}
+
+// LinkAddrs returns the addresses of any link (not only dummy ones), sorted;
+// ok is false if there is no such link.
+func (f *Fake) LinkAddrs(name string) (ps []netip.Prefix, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.links[name]
+	if l == nil {
+		return nil, false
+	}
+	return l.sorted(), true
+}
+
+// Dump renders the Fake as input for "ip -batch -": the commands that would
+// make the same links and addresses in an empty namespace. Dummy links are
+// shown down and with ARP off, as Ensure makes them.
+func (f *Fake) Dump() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var b strings.Builder
+	for _, name := range f.order {
+		l := f.links[name]
+		fmt.Fprintf(&b, "link add %s type %s\n", name, l.kind)
+		if l.kind == "dummy" {
+			fmt.Fprintf(&b, "link set %s arp off\n", name)
+		}
+		for _, p := range l.sorted() {
+			fmt.Fprintf(&b, "address add %s dev %s\n", p, name)
+		}
+	}
+	return b.String()
+}
+
+// Close does nothing; it is there so that a Fake can stand in for a Client.
+func (f *Fake) Close() error { return nil }
+
+// Ensure is dummy.Client.Ensure.
+func (f *Fake) Ensure(ctx context.Context, name string) (bool, error) {
+	if err := dummy.ValidateName(name); err != nil {
+		return false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return false, opErr("ensure", name, netip.Prefix{}, err)
+	}
+	if l := f.links[name]; l != nil {
+		if l.kind != "dummy" {
+			return false, opErr("ensure", name, netip.Prefix{}, &dummy.LinkTypeError{Name: name, Type: l.kind})
+		}
+		return false, nil
+	}
+	f.add(name, "dummy")
+	return true, nil
+}
+
+// Addrs is dummy.Client.Addrs.
+func (f *Fake) Addrs(ctx context.Context, name string) ([]netip.Prefix, error) {
+	if err := dummy.ValidateName(name); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, err := f.lookup(ctx, name)
+	if err != nil {
+		return nil, opErr("addrs", name, netip.Prefix{}, err)
+	}
+	return l.sorted(), nil
+}
+
+// Bind is dummy.Client.Bind.
+func (f *Fake) Bind(ctx context.Context, name string, addr netip.Addr) error {
+	if err := dummy.ValidateName(name); err != nil {
+		return err
+	}
+	if err := dummy.ValidateAddr("addr", addr); err != nil {
+		return err
+	}
+	p := netip.PrefixFrom(addr, addr.BitLen())
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, err := f.lookup(ctx, name)
+	if err == nil && l.addrs[p] {
+		err = errExist
+	}
+	if err != nil {
+		return opErr("bind", name, p, err)
+	}
+	l.addrs[p] = true
+	return nil
+}
+
+// Unbind is dummy.Client.Unbind.
+func (f *Fake) Unbind(ctx context.Context, name string, addr netip.Addr) error {
+	if err := dummy.ValidateName(name); err != nil {
+		return err
+	}
+	if err := dummy.ValidateAddr("addr", addr); err != nil {
+		return err
+	}
+	p := netip.PrefixFrom(addr, addr.BitLen())
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, err := f.lookup(ctx, name)
+	if err == nil && !l.addrs[p] {
+		err = errNoAddr
+	}
+	if err != nil {
+		return opErr("unbind", name, p, err)
+	}
+	delete(l.addrs, p)
+	return nil
+}
+
+// Sync is dummy.Client.Sync.
+func (f *Fake) Sync(ctx context.Context, name string, wanted []netip.Addr) (dummy.SyncResult, error) {
+	var res dummy.SyncResult
+	if err := dummy.ValidateName(name); err != nil {
+		return res, err
+	}
+	want := make(map[netip.Prefix]bool, len(wanted))
+	for i, a := range wanted {
+		if err := dummy.ValidateAddr("wanted["+strconv.Itoa(i)+"]", a); err != nil {
+			return res, err
+		}
+		want[netip.PrefixFrom(a, a.BitLen())] = true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, err := f.lookup(ctx, name)
+	if err != nil {
+		return res, opErr("sync", name, netip.Prefix{}, err)
+	}
+	for p := range want {
+		if !l.addrs[p] {
+			res.Added = append(res.Added, p)
+		}
+	}
+	for p := range l.addrs {
+		if !want[p] && !(p.Addr().Is6() && p.Addr().IsLinkLocalUnicast()) {
+			res.Removed = append(res.Removed, p)
+		}
+	}
+	for _, p := range res.Added {
+		l.addrs[p] = true
+	}
+	for _, p := range res.Removed {
+		delete(l.addrs, p)
+	}
+	sortPrefixes(res.Added)
+	sortPrefixes(res.Removed)
+	return res, nil
+}
+
+// Delete is dummy.Client.Delete.
+func (f *Fake) Delete(ctx context.Context, name string) error {
+	if err := dummy.ValidateName(name); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.lookup(ctx, name); err != nil {
+		return opErr("delete", name, netip.Prefix{}, err)
+	}
+	delete(f.links, name)
+	f.order = slices.DeleteFunc(f.order, func(n string) bool { return n == name })
+	return nil
+}
+
+func (f *Fake) add(name, kind string) {
+	if f.links == nil {
+		f.links = map[string]*link{}
+	}
+	f.links[name] = &link{kind: kind, addrs: map[netip.Prefix]bool{}}
+	f.order = append(f.order, name)
+}
+
+// lookup is the Client's: ctx first, then existence, then kind.
+func (f *Fake) lookup(ctx context.Context, name string) (*link, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	l := f.links[name]
+	switch {
+	case l == nil:
+		return nil, errNoLink
+	case l.kind != "dummy":
+		return nil, &dummy.LinkTypeError{Name: name, Type: l.kind}
+	}
+	return l, nil
+}
+
+func (l *link) sorted() []netip.Prefix {
+	ps := make([]netip.Prefix, 0, len(l.addrs))
+	for p := range l.addrs {
+		ps = append(ps, p)
+	}
+	sortPrefixes(ps)
+	return ps
+}
+
+func sortPrefixes(ps []netip.Prefix) {
+	slices.SortFunc(ps, func(a, b netip.Prefix) int {
+		if c := a.Addr().Compare(b.Addr()); c != 0 {
+			return c
+		}
+		return a.Bits() - b.Bits()
+	})
+}
+
+func opErr(op, name string, p netip.Prefix, err error) error {
+	return &dummy.Error{Op: op, Link: name, Addr: p, Err: err}
+}
+
+// kernelErr is the errno the kernel would answer, matching the fs error the
+// Client's would on every GOOS.
+type kernelErr struct {
+	errno syscall.Errno
+	is    error
+	text  string
+}
+
+func (e kernelErr) Error() string        { return e.text }
+func (e kernelErr) Unwrap() error        { return e.errno }
+func (e kernelErr) Is(target error) bool { return target == e.is }
+
+var (
+	errExist  = kernelErr{syscall.EEXIST, fs.ErrExist, "file exists"}
+	errNoLink = kernelErr{syscall.ENODEV, fs.ErrNotExist, "no such link: no such device"}
+	errNoAddr = kernelErr{syscall.EADDRNOTAVAIL, fs.ErrNotExist, "cannot assign requested address"}
+)

@@ -1,0 +1,80 @@
+package dummy
+
+import (
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"strings"
+
+	"github.com/ipvskit/ipvskit/internal/kerr"
+)
+
+// ErrNotSupported is wrapped by errors that say the kernel or the operating
+// system lacks dummy links. It is the same value in every ipvskit package.
+var ErrNotSupported = kerr.ErrNotSupported
+
+// Error is returned by every Client method that reached the kernel. It names
+// the operation, the link and, for address operations, the address, and wraps
+// the cause, so that errors.Is works against fs.ErrExist (address already
+// bound, or the name taken by a link of another type), fs.ErrNotExist (no such
+// link, or address not bound), ErrNotSupported (no dummy link type in the
+// kernel), the kernel's errno, and context.Canceled or
+// context.DeadlineExceeded.
+type Error struct {
+	Op   string       // "ensure", "addrs", "bind", "unbind", "sync" or "delete"
+	Link string       // the link's name
+	Addr netip.Prefix // the address, if the operation was on one
+	Err  error        // the cause
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("dummy: ")
+	b.WriteString(e.Op)
+	if e.Addr.IsValid() {
+		b.WriteString(" ")
+		b.WriteString(e.Addr.String())
+		b.WriteString(" on")
+	}
+	fmt.Fprintf(&b, " %q: %v", e.Link, e.Err)
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// LinkTypeError says that a link of the wanted name exists but is not a dummy
+// link. Clients never change or delete such a link: it belongs to someone
+// else. It matches fs.ErrExist with errors.Is.
+type LinkTypeError struct {
+	Name string // the link's name
+	Type string // its kind, as "ip -d link" shows it ("bridge", "veth", ...; "device" for a link without a kind)
+}
+
+func (e *LinkTypeError) Error() string {
+	return fmt.Sprintf("link %q exists and is of type %q, not dummy: not taking it over", e.Name, e.Type)
+}
+
+// Is makes errors.Is(err, fs.ErrExist) true: the name is taken.
+func (e *LinkTypeError) Is(target error) bool { return target == fs.ErrExist }
+
+// ValidationError says that an argument is invalid. Nothing was sent to the
+// kernel.
+type ValidationError struct {
+	Field  string // the argument: "name", "addr", "wanted[3]"
+	Value  string // its value, as text
+	Reason string // what is wrong with it
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("dummy: invalid %s %q: %s", e.Field, e.Value, e.Reason)
+}
+
+// notExist marks a cause as fs.ErrNotExist for errors.Is while keeping its
+// text and chain (the kernel says ENODEV or EADDRNOTAVAIL, which the standard
+// library does not map to fs.ErrNotExist).
+type notExist struct{ err error }
+
+func (e notExist) Error() string        { return e.err.Error() }
+func (e notExist) Unwrap() error        { return e.err }
+func (e notExist) Is(target error) bool { return target == fs.ErrNotExist }

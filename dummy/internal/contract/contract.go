@@ -1,0 +1,318 @@
+// Package contract holds the expectations that dummy.Client (against a
+// kernel) and dummytest.Fake (in memory) must both meet, so that the fake
+// keeps the real thing's semantics and errors.
+package contract
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net/netip"
+	"slices"
+	"testing"
+
+	"github.com/ipvskit/ipvskit/dummy"
+)
+
+// Links is the method set both implementations share.
+type Links interface {
+	Ensure(ctx context.Context, name string) (bool, error)
+	Addrs(ctx context.Context, name string) ([]netip.Prefix, error)
+	Bind(ctx context.Context, name string, addr netip.Addr) error
+	Unbind(ctx context.Context, name string, addr netip.Addr) error
+	Sync(ctx context.Context, name string, wanted []netip.Addr) (dummy.SyncResult, error)
+	Delete(ctx context.Context, name string) error
+}
+
+// World is one fresh, empty place (a network namespace, a fake) with an
+// implementation working in it, and ways for a test to do what other
+// programs do there.
+type World struct {
+	Links Links
+	// Foreign makes a link called name that is a bridge, not a dummy.
+	Foreign func(t *testing.T, name string)
+	// AddAddr adds p to link name behind the implementation's back.
+	AddAddr func(t *testing.T, name string, p netip.Prefix)
+	// Oracle reads link name's addresses independently of Links (with
+	// ip(8) for the kernel), sorted; ok is false if there is no such link.
+	Oracle func(t *testing.T, name string) (ps []netip.Prefix, ok bool)
+}
+
+const link = "vips0"
+
+var (
+	a  = netip.MustParseAddr("198.18.0.1")
+	b  = netip.MustParseAddr("198.18.0.2")
+	c  = netip.MustParseAddr("198.18.0.3")
+	a6 = netip.MustParseAddr("2001:db8::1")
+)
+
+func host(a netip.Addr) netip.Prefix { return netip.PrefixFrom(a, a.BitLen()) }
+
+// Run runs every expectation as a subtest, each in a world from newWorld.
+func Run(t *testing.T, newWorld func(t *testing.T) World) {
+	for _, tc := range []struct {
+		name string
+		f    func(t *testing.T, w World)
+	}{
+		{"EnsureCreatesOnceThenAccepts", ensure},
+		{"BindUnbindAndTheirErrors", bindUnbind},
+		{"SyncAddsAndRemovesAndReports", syncAddsRemoves},
+		{"SyncReplacesANonHostPrefix", syncNonHost},
+		{"SyncValidatesEverythingFirst", syncValidates},
+		{"ForeignLinkIsNeverTakenOver", foreign},
+		{"MissingLinkIsNotExist", missing},
+		{"DeleteRemovesLinkAndAddrs", deleteLink},
+		{"CanceledContextChangesNothing", canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.f(t, newWorld(t)) })
+	}
+}
+
+func ensure(t *testing.T, w World) {
+	ctx := context.Background()
+	created, err := w.Links.Ensure(ctx, link)
+	if err != nil || !created {
+		t.Fatalf("first Ensure = %v, %v; want true, nil", created, err)
+	}
+	created, err = w.Links.Ensure(ctx, link)
+	if err != nil || created {
+		t.Fatalf("second Ensure = %v, %v; want false, nil", created, err)
+	}
+	want(t, w, link, nil)
+	var ve *dummy.ValidationError
+	if _, err := w.Links.Ensure(ctx, "a-name-far-too-long"); !errors.As(err, &ve) || ve.Field != "name" || ve.Value != "a-name-far-too-long" {
+		t.Fatalf("Ensure of a 19-byte name: %v; want a *ValidationError for field name", err)
+	}
+}
+
+func bindUnbind(t *testing.T, w World) {
+	ctx := context.Background()
+	mustEnsure(t, w)
+	for _, x := range []netip.Addr{a6, a} {
+		if err := w.Links.Bind(ctx, link, x); err != nil {
+			t.Fatalf("Bind %v: %v", x, err)
+		}
+	}
+	want(t, w, link, []netip.Prefix{host(a), host(a6)})
+
+	err := w.Links.Bind(ctx, link, a)
+	var de *dummy.Error
+	if !errors.Is(err, fs.ErrExist) || !errors.As(err, &de) || de.Op != "bind" || de.Link != link || de.Addr != host(a) {
+		t.Fatalf("Bind of a bound address: %v; want a *dummy.Error{bind %s %s} matching fs.ErrExist", err, link, host(a))
+	}
+	if err := w.Links.Unbind(ctx, link, a); err != nil {
+		t.Fatalf("Unbind: %v", err)
+	}
+	want(t, w, link, []netip.Prefix{host(a6)})
+	if err := w.Links.Unbind(ctx, link, a); !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &de) || de.Op != "unbind" {
+		t.Fatalf("Unbind of an unbound address: %v; want a *dummy.Error{unbind} matching fs.ErrNotExist", err)
+	}
+
+	var ve *dummy.ValidationError
+	for _, bad := range []netip.Addr{{}, netip.MustParseAddr("::ffff:198.18.0.9"), netip.MustParseAddr("fe80::1"), netip.MustParseAddr("224.0.0.1"), netip.IPv4Unspecified()} {
+		if err := w.Links.Bind(ctx, link, bad); !errors.As(err, &ve) || ve.Field != "addr" || ve.Value != bad.String() {
+			t.Errorf("Bind %v: %v; want a *ValidationError for field addr", bad, err)
+		}
+	}
+	want(t, w, link, []netip.Prefix{host(a6)})
+}
+
+func syncAddsRemoves(t *testing.T, w World) {
+	ctx := context.Background()
+	mustEnsure(t, w)
+	for _, x := range []netip.Addr{a, b} {
+		if err := w.Links.Bind(ctx, link, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := w.Links.Sync(ctx, link, []netip.Addr{c, b, a6, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, res, []netip.Prefix{host(c), host(a6)}, []netip.Prefix{host(a)})
+	want(t, w, link, []netip.Prefix{host(b), host(c), host(a6)})
+
+	res, err = w.Links.Sync(ctx, link, []netip.Addr{a6, b, c})
+	if err != nil || res.Changed() {
+		t.Fatalf("Sync with nothing to do = %+v, %v; want no change", res, err)
+	}
+	res, err = w.Links.Sync(ctx, link, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, res, nil, []netip.Prefix{host(b), host(c), host(a6)})
+	want(t, w, link, nil)
+}
+
+func syncNonHost(t *testing.T, w World) {
+	ctx := context.Background()
+	mustEnsure(t, w)
+	wide := netip.MustParsePrefix("198.18.0.1/24")
+	w.AddAddr(t, link, wide)
+	got, err := w.Links.Addrs(ctx, link)
+	if err != nil || !slices.Equal(got, []netip.Prefix{wide}) {
+		t.Fatalf("Addrs = %v, %v; want [%v]", got, err, wide)
+	}
+	res, err := w.Links.Sync(ctx, link, []netip.Addr{a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, res, []netip.Prefix{host(a)}, []netip.Prefix{wide})
+	want(t, w, link, []netip.Prefix{host(a)})
+}
+
+func syncValidates(t *testing.T, w World) {
+	ctx := context.Background()
+	mustEnsure(t, w)
+	if err := w.Links.Bind(ctx, link, a); err != nil {
+		t.Fatal(err)
+	}
+	bad := netip.MustParseAddr("ff02::1")
+	res, err := w.Links.Sync(ctx, link, []netip.Addr{b, bad})
+	var ve *dummy.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "wanted[1]" || ve.Value != "ff02::1" {
+		t.Fatalf("Sync with a multicast address: %v; want a *ValidationError for wanted[1]", err)
+	}
+	if res.Changed() {
+		t.Fatalf("a refused Sync reports changes: %+v", res)
+	}
+	want(t, w, link, []netip.Prefix{host(a)})
+}
+
+func foreign(t *testing.T, w World) {
+	ctx := context.Background()
+	const br = "br-other"
+	w.Foreign(t, br)
+	theirs := netip.MustParsePrefix("198.18.7.1/24")
+	w.AddAddr(t, br, theirs)
+
+	isTypeErr := func(op string, err error) {
+		t.Helper()
+		var le *dummy.LinkTypeError
+		if !errors.As(err, &le) || le.Name != br || le.Type != "bridge" || !errors.Is(err, fs.ErrExist) {
+			t.Errorf("%s on a bridge: %v; want a *LinkTypeError{%s bridge} matching fs.ErrExist", op, err, br)
+		}
+	}
+	_, err := w.Links.Ensure(ctx, br)
+	isTypeErr("Ensure", err)
+	_, err = w.Links.Addrs(ctx, br)
+	isTypeErr("Addrs", err)
+	isTypeErr("Bind", w.Links.Bind(ctx, br, a))
+	isTypeErr("Unbind", w.Links.Unbind(ctx, br, theirs.Addr()))
+	res, err := w.Links.Sync(ctx, br, nil)
+	isTypeErr("Sync", err)
+	if res.Changed() {
+		t.Errorf("Sync on a bridge reports changes: %+v", res)
+	}
+	isTypeErr("Delete", w.Links.Delete(ctx, br))
+	want(t, w, br, []netip.Prefix{theirs})
+
+	// Syncing our own link leaves the other link's addresses alone, even
+	// one that is also wanted on ours.
+	mustEnsure(t, w)
+	if _, err := w.Links.Sync(ctx, link, []netip.Addr{theirs.Addr()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Links.Sync(ctx, link, nil); err != nil {
+		t.Fatal(err)
+	}
+	want(t, w, br, []netip.Prefix{theirs})
+	want(t, w, link, nil)
+}
+
+func missing(t *testing.T, w World) {
+	ctx := context.Background()
+	check := func(op string, err error) {
+		t.Helper()
+		var de *dummy.Error
+		if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &de) || de.Link != "nosuch0" {
+			t.Errorf("%s on a missing link: %v; want a *dummy.Error for nosuch0 matching fs.ErrNotExist", op, err)
+		}
+	}
+	_, err := w.Links.Addrs(ctx, "nosuch0")
+	check("Addrs", err)
+	check("Bind", w.Links.Bind(ctx, "nosuch0", a))
+	check("Unbind", w.Links.Unbind(ctx, "nosuch0", a))
+	_, err = w.Links.Sync(ctx, "nosuch0", []netip.Addr{a})
+	check("Sync", err)
+	check("Delete", w.Links.Delete(ctx, "nosuch0"))
+	if _, ok := w.Oracle(t, "nosuch0"); ok {
+		t.Fatal("a call on a missing link created it")
+	}
+}
+
+func deleteLink(t *testing.T, w World) {
+	ctx := context.Background()
+	mustEnsure(t, w)
+	if err := w.Links.Bind(ctx, link, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Links.Delete(ctx, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.Oracle(t, link); ok {
+		t.Fatal("the link is still there after Delete")
+	}
+	if err := w.Links.Delete(ctx, link); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("second Delete: %v; want fs.ErrNotExist", err)
+	}
+	created, err := w.Links.Ensure(ctx, link)
+	if err != nil || !created {
+		t.Fatalf("Ensure after Delete = %v, %v; want true, nil", created, err)
+	}
+	want(t, w, link, nil)
+}
+
+func canceled(t *testing.T, w World) {
+	mustEnsure(t, w)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := w.Links.Bind(ctx, link, a); !errors.Is(err, context.Canceled) {
+		t.Errorf("Bind with a canceled context: %v; want context.Canceled", err)
+	}
+	if _, err := w.Links.Sync(ctx, link, []netip.Addr{b}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sync with a canceled context: %v; want context.Canceled", err)
+	}
+	if _, err := w.Links.Ensure(ctx, "other0"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Ensure with a canceled context: %v; want context.Canceled", err)
+	}
+	want(t, w, link, nil)
+	if _, ok := w.Oracle(t, "other0"); ok {
+		t.Error("Ensure with a canceled context made the link")
+	}
+}
+
+func mustEnsure(t *testing.T, w World) {
+	t.Helper()
+	if _, err := w.Links.Ensure(context.Background(), link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// want checks name's addresses both through Links (for our links) and the
+// oracle.
+func want(t *testing.T, w World, name string, ps []netip.Prefix) {
+	t.Helper()
+	got, ok := w.Oracle(t, name)
+	if !ok {
+		t.Fatalf("link %s is missing", name)
+	}
+	if !slices.Equal(got, ps) {
+		t.Fatalf("addresses of %s (oracle) = %v; want %v", name, got, ps)
+	}
+	if name != link {
+		return
+	}
+	got, err := w.Links.Addrs(context.Background(), name)
+	if err != nil || !slices.Equal(got, ps) {
+		t.Fatalf("Addrs(%s) = %v, %v; want %v", name, got, err, ps)
+	}
+}
+
+func wantResult(t *testing.T, res dummy.SyncResult, added, removed []netip.Prefix) {
+	t.Helper()
+	if !slices.Equal(res.Added, added) || !slices.Equal(res.Removed, removed) {
+		t.Fatalf("Sync result = added %v removed %v; want added %v removed %v", res.Added, res.Removed, added, removed)
+	}
+}
