@@ -86,7 +86,7 @@ type cpioWriter struct {
 	err error
 }
 
-func (c *cpioWriter) dir(name string)                     { c.entry(name, 0o040755, nil) }
+func (c *cpioWriter) dir(name string)                      { c.entry(name, 0o040755, nil) }
 func (c *cpioWriter) file(name string, perm int, b []byte) { c.entry(name, 0o100000|perm, b) }
 func (c *cpioWriter) trailer()                             { c.entry("TRAILER!!!", 0, nil) }
 
