@@ -247,12 +247,12 @@ func hostHasLink(name string) bool {
 // over a veth pair, and without the binding nothing can listen on it.
 func TestIntegrationVIPIsAnsweredLocally(t *testing.T) {
 	for _, tc := range []struct {
-		family             string
+		family, ipFlag     string
 		vip, nodeIP, peer  string
 		nodeNet, clientNet string
 	}{
-		{"IPv4", "198.18.0.100", "198.18.1.1", "198.18.1.2", "198.18.1.1/30", "198.18.1.2/30"},
-		{"IPv6", "2001:db8::100", "2001:db8:1::1", "2001:db8:1::2", "2001:db8:1::1/64", "2001:db8:1::2/64"},
+		{"IPv4", "-4", "198.18.0.100", "198.18.1.1", "198.18.1.2", "198.18.1.1/30", "198.18.1.2/30"},
+		{"IPv6", "-6", "2001:db8::100", "2001:db8:1::1", "2001:db8:1::2", "2001:db8:1::1/64", "2001:db8:1::2/64"},
 	} {
 		t.Run(tc.family, func(t *testing.T) {
 			hostHad := hostHasLink("kube-ipvs0")
@@ -298,7 +298,7 @@ func TestIntegrationVIPIsAnsweredLocally(t *testing.T) {
 			if err := c.Bind(ctx, "kube-ipvs0", vip); err != nil {
 				t.Fatal(err)
 			}
-			if out := node.Exec(t, "ip", "route", "show", "table", "local", "type", "local", "dev", "kube-ipvs0"); !strings.Contains(out, tc.vip) {
+			if out := node.Exec(t, "ip", tc.ipFlag, "route", "show", "table", "local", "type", "local", "dev", "kube-ipvs0"); !strings.Contains(out, tc.vip) {
 				t.Fatalf("no local route for %s on kube-ipvs0:\n%s", tc.vip, out)
 			}
 			ln, err := listen()
