@@ -1,0 +1,160 @@
+package ipset
+
+import "fmt"
+
+// Type is an ipset set type: the kind of element a set holds and how it is
+// stored.
+type Type uint8
+
+// The set types this package supports.
+const (
+	TypeUnknown   Type = iota
+	HashIP             // hash:ip: addresses
+	HashIPPort         // hash:ip,port: address, protocol and port
+	HashIPPortIP       // hash:ip,port,ip: address, protocol, port and a second address
+	HashIPPortNet      // hash:ip,port,net: address, protocol, port and a network
+	HashNet            // hash:net: networks
+	HashNetPort        // hash:net,port: network, protocol and port
+	BitmapPort         // bitmap:port: ports in a range, without protocol
+)
+
+var typeNames = [...]string{
+	HashIP:        "hash:ip",
+	HashIPPort:    "hash:ip,port",
+	HashIPPortIP:  "hash:ip,port,ip",
+	HashIPPortNet: "hash:ip,port,net",
+	HashNet:       "hash:net",
+	HashNetPort:   "hash:net,port",
+	BitmapPort:    "bitmap:port",
+}
+
+// String returns the type's name as ipset writes it, e.g. "hash:ip,port".
+func (t Type) String() string {
+	if t > TypeUnknown && int(t) < len(typeNames) {
+		return typeNames[t]
+	}
+	return fmt.Sprintf("Type(%d)", uint8(t))
+}
+
+// ParseType returns the Type named s ("hash:ip", "bitmap:port", ...).
+func ParseType(s string) (Type, error) {
+	for t, n := range typeNames {
+		if n != "" && n == s {
+			return Type(t), nil
+		}
+	}
+	return TypeUnknown, &ValidationError{Field: "Type", Value: s, Reason: "not a supported set type"}
+}
+
+func (t Type) valid() bool { return t > TypeUnknown && int(t) < len(typeNames) }
+
+// isHash reports whether sets of the type take hashsize, maxelem and family.
+func (t Type) isHash() bool { return t.valid() && t != BitmapPort }
+
+// hasPort reports whether elements carry a port.
+func (t Type) hasPort() bool {
+	switch t {
+	case HashIPPort, HashIPPortIP, HashIPPortNet, HashNetPort, BitmapPort:
+		return true
+	}
+	return false
+}
+
+// hasProto reports whether elements carry a protocol next to the port: every
+// *,port type does, and the kernel refuses an element without one; bitmap:port
+// refuses one.
+func (t Type) hasProto() bool { return t.hasPort() && t != BitmapPort }
+
+// firstIsNet reports whether the first dimension is a network (with CIDR).
+func (t Type) firstIsNet() bool { return t == HashNet || t == HashNetPort }
+
+// module names the kernel module that provides the type, for errors.
+func (t Type) module() string {
+	if !t.valid() {
+		return "ip_set"
+	}
+	n := typeNames[t]
+	out := make([]byte, 0, len(n)+7)
+	out = append(out, "ip_set_"...)
+	for i := 0; i < len(n); i++ {
+		switch n[i] {
+		case ':', ',':
+			out = append(out, '_')
+		default:
+			out = append(out, n[i])
+		}
+	}
+	return string(out)
+}
+
+// Family is the address family of a set's elements.
+type Family uint8
+
+// Families. Hash sets are IPv4 or IPv6; bitmap:port has none.
+const (
+	FamilyUnspec Family = nfprotoUnspec
+	INet         Family = nfprotoIPv4 // "inet"
+	INet6        Family = nfprotoIPv6 // "inet6"
+)
+
+// String returns ipset's name for the family: "inet", "inet6" or "unspec".
+func (f Family) String() string {
+	switch f {
+	case INet:
+		return "inet"
+	case INet6:
+		return "inet6"
+	case FamilyUnspec:
+		return "unspec"
+	}
+	return fmt.Sprintf("Family(%d)", uint8(f))
+}
+
+// Protocol is the transport protocol of a *,port element.
+type Protocol uint8
+
+// The protocols a *,port element may carry.
+const (
+	ProtoUnspec Protocol = 0
+	TCP         Protocol = 6
+	UDP         Protocol = 17
+	SCTP        Protocol = 132
+	UDPLite     Protocol = 136
+	protoICMP   Protocol = 1
+	protoICMPv6 Protocol = 58
+)
+
+// String returns the protocol's name as ipset writes it ("tcp", "udp", ...).
+func (p Protocol) String() string {
+	switch p {
+	case TCP:
+		return "tcp"
+	case UDP:
+		return "udp"
+	case SCTP:
+		return "sctp"
+	case UDPLite:
+		return "udplite"
+	case protoICMP:
+		return "icmp"
+	case protoICMPv6:
+		return "icmpv6"
+	}
+	return fmt.Sprintf("proto%d", uint8(p))
+}
+
+func (p Protocol) valid() bool { return p == TCP || p == UDP || p == SCTP || p == UDPLite }
+
+func parseProtocol(s string) (Protocol, bool) {
+	switch s {
+	case "tcp":
+		return TCP, true
+	case "udp":
+		return UDP, true
+	case "sctp":
+		return SCTP, true
+	case "udplite":
+		return UDPLite, true
+	}
+	return 0, false
+}
