@@ -1,0 +1,131 @@
+package ipvs
+
+import "fmt"
+
+// OpKind is the kind of one batch request.
+type OpKind uint8
+
+// Batch request kinds.
+const (
+	OpAddService OpKind = iota + 1
+	OpUpdateService
+	OpDeleteService
+	OpAddDestination
+	OpUpdateDestination
+	OpDeleteDestination
+)
+
+func (k OpKind) String() string {
+	switch k {
+	case OpAddService:
+		return "add service"
+	case OpUpdateService:
+		return "update service"
+	case OpDeleteService:
+		return "delete service"
+	case OpAddDestination:
+		return "add destination"
+	case OpUpdateDestination:
+		return "update destination"
+	case OpDeleteDestination:
+		return "delete destination"
+	}
+	return fmt.Sprintf("op(%d)", uint8(k))
+}
+
+// Op is one request of a Batch. For service requests Destination is zero;
+// for deletions only the identity fields matter.
+type Op struct {
+	Kind        OpKind
+	Service     Service
+	Destination Destination
+}
+
+// object names the op's object for errors.
+func (o Op) object() string {
+	switch o.Kind {
+	case OpAddDestination, OpUpdateDestination, OpDeleteDestination:
+		return destObject(o.Service.Key(), o.Destination.Key())
+	}
+	return o.Service.Key().String()
+}
+
+func destObject(k ServiceKey, d DestinationKey) string {
+	return k.String() + " destination " + d.String()
+}
+
+// Batch collects service and destination requests to send together: the
+// Client packs them many to a sendmsg and asks the kernel for one ack per
+// send, which is several times faster than one request per round trip.
+// Each request is validated when it is added; the first invalid one is kept
+// (see Err) and makes Apply send nothing. Requests run in order; a failed one
+// does not stop the others unless StopOnError is set.
+//
+// The zero value is an empty batch ready to use. A Batch is not safe for
+// concurrent use.
+type Batch struct {
+	// StopOnError stops the batch after the first send in which a request
+	// failed. The kernel still runs every request of that send; requests
+	// of later sends are not sent, and Apply reports them as failed with an
+	// error wrapping ErrNotSent.
+	StopOnError bool
+
+	ops []Op
+	err error
+}
+
+func (b *Batch) add(op Op, err error) {
+	if err != nil {
+		if b.err == nil {
+			b.err = &Error{Op: op.Kind.String(), Object: op.object(), Err: fmt.Errorf("batch request %d: %w", len(b.ops), err)}
+		}
+		return
+	}
+	b.ops = append(b.ops, op)
+}
+
+// AddService adds a request to create s.
+func (b *Batch) AddService(s Service) {
+	b.add(Op{Kind: OpAddService, Service: s}, validateService(s))
+}
+
+// UpdateService adds a request to change s's configuration.
+func (b *Batch) UpdateService(s Service) {
+	b.add(Op{Kind: OpUpdateService, Service: s}, validateService(s))
+}
+
+// DeleteService adds a request to delete the service k (and its destinations).
+func (b *Batch) DeleteService(k ServiceKey) {
+	s := Service{Family: k.Family, Protocol: k.Protocol, Addr: k.Addr, Port: k.Port, FWMark: k.FWMark}
+	b.add(Op{Kind: OpDeleteService, Service: s}, validateKey(k))
+}
+
+// AddDestination adds a request to add d to the service k.
+func (b *Batch) AddDestination(k ServiceKey, d Destination) {
+	b.add(Op{Kind: OpAddDestination, Service: keyService(k), Destination: d}, validateDest(k, d))
+}
+
+// UpdateDestination adds a request to change d's configuration in service k.
+func (b *Batch) UpdateDestination(k ServiceKey, d Destination) {
+	b.add(Op{Kind: OpUpdateDestination, Service: keyService(k), Destination: d}, validateDest(k, d))
+}
+
+// DeleteDestination adds a request to remove the destination d from service k.
+func (b *Batch) DeleteDestination(k ServiceKey, d DestinationKey) {
+	dst := Destination{Addr: d.Addr, Port: d.Port}
+	b.add(Op{Kind: OpDeleteDestination, Service: keyService(k), Destination: dst}, validateDestKey(k, d))
+}
+
+// Ops returns the requests collected so far, in order. The slice is shared:
+// do not modify it.
+func (b *Batch) Ops() []Op { return b.ops }
+
+// Len is the number of requests collected.
+func (b *Batch) Len() int { return len(b.ops) }
+
+// Err returns the first invalid request's error, or nil.
+func (b *Batch) Err() error { return b.err }
+
+func keyService(k ServiceKey) Service {
+	return Service{Family: k.Family, Protocol: k.Protocol, Addr: k.Addr, Port: k.Port, FWMark: k.FWMark}
+}
