@@ -42,6 +42,9 @@ func serveJobs(f io.ReadWriter) error {
 	var u unix.Utsname
 	unix.Uname(&u)
 	uname := unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
+	if up, err := os.ReadFile("/proc/uptime"); err == nil {
+		uname += ", agent ready at " + strings.Fields(string(up))[0] + "s guest uptime"
+	}
 	if err := a.fw.write(frameReady, 0, []byte(uname)); err != nil {
 		return fmt.Errorf("vm agent: announcing: %w", err)
 	}
