@@ -99,6 +99,11 @@ type BatchError struct {
 	Failed []FailedOp
 	// Total is the number of requests in the batch.
 	Total int
+	// Err, if not nil, is what cut the batch short (its context, or a
+	// socket failure). Then the outcome of the requests in flight is
+	// unknown and requests never sent are listed in Failed with errors
+	// wrapping ErrNotSent.
+	Err error
 }
 
 // FailedOp is one failed request of a batch.
@@ -109,18 +114,25 @@ type FailedOp struct {
 }
 
 func (e *BatchError) Error() string {
-	if len(e.Failed) == 0 {
-		return "ipvs: batch: no failures"
+	s := "ipvs: batch:"
+	if e.Err != nil {
+		s += fmt.Sprintf(" cut short: %v;", e.Err)
 	}
-	s := fmt.Sprintf("ipvs: batch: %d of %d requests failed; first (#%d): %v", len(e.Failed), e.Total, e.Failed[0].Index, e.Failed[0].Err)
+	s += fmt.Sprintf(" %d of %d requests failed", len(e.Failed), e.Total)
+	if len(e.Failed) > 0 {
+		s += fmt.Sprintf("; first (#%d): %v", e.Failed[0].Index, e.Failed[0].Err)
+	}
 	return s
 }
 
-// Unwrap returns each failure's error.
+// Unwrap returns Err (if set) and each failure's error.
 func (e *BatchError) Unwrap() []error {
-	errs := make([]error, len(e.Failed))
-	for i, f := range e.Failed {
-		errs[i] = f.Err
+	var errs []error
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	for _, f := range e.Failed {
+		errs = append(errs, f.Err)
 	}
 	return errs
 }

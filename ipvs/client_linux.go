@@ -1,0 +1,301 @@
+package ipvs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/ipvskit/ipvskit/internal/nlconn"
+	"github.com/mdlayher/genetlink"
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// client is the Linux implementation behind Client.
+type client struct {
+	conn   *nlconn.Conn
+	family netlink.HeaderType // the IPVS generic netlink family's ID
+}
+
+func newClient(cfg *Config) (*client, error) {
+	conn, err := nlconn.Dial(unix.NETLINK_GENERIC, &nlconn.Config{NetNS: int(cfg.NetNS)})
+	if err != nil {
+		return nil, fmt.Errorf("ipvs: %w", err)
+	}
+	id, err := resolveFamily(conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return &client{conn: conn, family: id}, nil
+}
+
+// resolveFamily asks the generic netlink controller for the IPVS family's ID
+// (CTRL_CMD_GETFAMILY, include/uapi/linux/genetlink.h).
+func resolveFamily(conn *nlconn.Conn) (netlink.HeaderType, error) {
+	ae := netlink.NewAttributeEncoder()
+	ae.String(unix.CTRL_ATTR_FAMILY_NAME, genlName)
+	attrs, _ := ae.Encode()
+	data, _ := (&genetlink.Message{
+		Header: genetlink.Header{Command: unix.CTRL_CMD_GETFAMILY, Version: 1},
+		Data:   attrs,
+	}).MarshalBinary()
+	msgs, err := conn.Execute(context.Background(), netlink.Message{
+		Header: netlink.Header{Type: unix.GENL_ID_CTRL},
+		Data:   data,
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("ipvs: the kernel has no %q generic netlink family (module ip_vs not loaded): %w", genlName, ErrNotSupported)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ipvs: resolving the %q generic netlink family: %w", genlName, err)
+	}
+	for _, m := range msgs {
+		attrs, err := genlAttrs(m.Data)
+		if err != nil {
+			return 0, err
+		}
+		ad, err := netlink.NewAttributeDecoder(attrs)
+		if err != nil {
+			return 0, err
+		}
+		for ad.Next() {
+			if ad.Type() == unix.CTRL_ATTR_FAMILY_ID {
+				if id := ad.Uint16(); ad.Err() == nil {
+					return netlink.HeaderType(id), nil
+				}
+			}
+		}
+	}
+	return 0, fmt.Errorf("ipvs: the controller's reply has no family ID for %q", genlName)
+}
+
+func (c *client) close() error { return c.conn.Close() }
+
+// exec sends one request and returns the replies' payloads.
+func (c *client) exec(ctx context.Context, op, object string, flags netlink.HeaderFlags, payload []byte) ([][]byte, error) {
+	msgs, err := c.conn.Execute(ctx, netlink.Message{
+		Header: netlink.Header{Type: c.family, Flags: flags},
+		Data:   payload,
+	})
+	if err != nil {
+		return nil, newError(op, object, err)
+	}
+	out := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Data
+	}
+	return out, nil
+}
+
+func (c *client) serviceOp(ctx context.Context, kind OpKind, s Service) error {
+	op := Op{Kind: kind, Service: s}
+	var err error
+	if kind == OpDeleteService {
+		err = validateKey(s.Key())
+	} else {
+		err = validateService(s)
+	}
+	if err != nil {
+		return &Error{Op: kind.String(), Object: op.object(), Err: err}
+	}
+	_, err = c.exec(ctx, kind.String(), op.object(), 0, opRequest(op))
+	return err
+}
+
+func (c *client) destOp(ctx context.Context, kind OpKind, k ServiceKey, d Destination) error {
+	op := Op{Kind: kind, Service: keyService(k), Destination: d}
+	var err error
+	if kind == OpDeleteDestination {
+		err = validateDestKey(k, d.Key())
+	} else {
+		err = validateDest(k, d)
+	}
+	if err != nil {
+		return &Error{Op: kind.String(), Object: op.object(), Err: err}
+	}
+	_, err = c.exec(ctx, kind.String(), op.object(), 0, opRequest(op))
+	return err
+}
+
+func (c *client) getService(ctx context.Context, k ServiceKey) (ServiceInfo, error) {
+	const op = "get service"
+	if err := validateKey(k); err != nil {
+		return ServiceInfo{}, &Error{Op: op, Object: k.String(), Err: err}
+	}
+	replies, err := c.exec(ctx, op, k.String(), 0, serviceRequest(cmdGetService, keyService(k), false))
+	if err != nil {
+		return ServiceInfo{}, err
+	}
+	if len(replies) != 1 {
+		return ServiceInfo{}, &Error{Op: op, Object: k.String(), Err: fmt.Errorf("%d replies, want 1", len(replies))}
+	}
+	si, err := decodeService(replies[0])
+	return si, newError(op, k.String(), err)
+}
+
+func (c *client) services(ctx context.Context) ([]ServiceInfo, error) {
+	const op = "list services"
+	replies, err := c.exec(ctx, op, "", netlink.Dump, emptyRequest(cmdGetService))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ServiceInfo, 0, len(replies))
+	for _, r := range replies {
+		si, err := decodeService(r)
+		if err != nil {
+			return nil, newError(op, "", err)
+		}
+		out = append(out, si)
+	}
+	return out, nil
+}
+
+func (c *client) destinations(ctx context.Context, k ServiceKey) ([]DestinationInfo, error) {
+	const op = "list destinations"
+	if err := validateKey(k); err != nil {
+		return nil, &Error{Op: op, Object: k.String(), Err: err}
+	}
+	k = k.normal()
+	replies, err := c.exec(ctx, op, k.String(), netlink.Dump, serviceRequest(cmdGetDest, keyService(k), false))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DestinationInfo, 0, len(replies))
+	for _, r := range replies {
+		di, err := decodeDest(r, k.Family)
+		if err != nil {
+			return nil, newError(op, k.String(), err)
+		}
+		out = append(out, di)
+	}
+	return out, nil
+}
+
+func (c *client) snapshot(ctx context.Context) (Snapshot, error) {
+	svcs, err := c.services(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	snap := Snapshot{Services: make([]ServiceSnapshot, len(svcs))}
+	for i, s := range svcs {
+		ds, err := c.destinations(ctx, s.Key())
+		if err != nil {
+			return Snapshot{}, err
+		}
+		snap.Services[i] = ServiceSnapshot{ServiceInfo: s, Destinations: ds}
+	}
+	return snap, nil
+}
+
+func (c *client) apply(ctx context.Context, b *Batch) error {
+	if err := b.Err(); err != nil {
+		return err
+	}
+	ops := b.Ops()
+	if len(ops) == 0 {
+		return nil
+	}
+	msgs := make([]netlink.Message, len(ops))
+	for i, op := range ops {
+		msgs[i] = netlink.Message{Header: netlink.Header{Type: c.family}, Data: opRequest(op)}
+	}
+	errs, err := c.conn.Batch(ctx, msgs, nlconn.BatchOptions{StopOnError: b.StopOnError})
+	be := &BatchError{Total: len(ops)}
+	if err != nil {
+		be.Err = newError("apply batch", "", err)
+	}
+	for i, e := range errs {
+		if e != nil {
+			be.Failed = append(be.Failed, FailedOp{Index: i, Op: ops[i], Err: newError(ops[i].Kind.String(), ops[i].object(), e)})
+		}
+	}
+	if be.Err == nil && len(be.Failed) == 0 {
+		return nil
+	}
+	return be
+}
+
+func (c *client) timeouts(ctx context.Context) (Timeouts, error) {
+	replies, err := c.exec(ctx, "get timeouts", "", 0, emptyRequest(cmdGetConfig))
+	if err != nil {
+		return Timeouts{}, err
+	}
+	if len(replies) != 1 {
+		return Timeouts{}, &Error{Op: "get timeouts", Err: fmt.Errorf("%d replies, want 1", len(replies))}
+	}
+	t, err := decodeTimeouts(replies[0])
+	return t, newError("get timeouts", "", err)
+}
+
+func (c *client) setTimeouts(ctx context.Context, t Timeouts) error {
+	if err := validateTimeouts(t); err != nil {
+		return &Error{Op: "set timeouts", Err: err}
+	}
+	_, err := c.exec(ctx, "set timeouts", "", 0, setConfigRequest(t))
+	return err
+}
+
+func (c *client) info(ctx context.Context) (Info, error) {
+	replies, err := c.exec(ctx, "get info", "", 0, emptyRequest(cmdGetInfo))
+	if err != nil {
+		return Info{}, err
+	}
+	if len(replies) != 1 {
+		return Info{}, &Error{Op: "get info", Err: fmt.Errorf("%d replies, want 1", len(replies))}
+	}
+	i, err := decodeInfo(replies[0])
+	return i, newError("get info", "", err)
+}
+
+func (c *client) daemons(ctx context.Context) ([]Daemon, error) {
+	replies, err := c.exec(ctx, "list sync daemons", "", netlink.Dump, emptyRequest(cmdGetDaemon))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Daemon, 0, len(replies))
+	for _, r := range replies {
+		d, err := decodeDaemon(r)
+		if err != nil {
+			return nil, newError("list sync daemons", "", err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (c *client) startDaemon(ctx context.Context, d Daemon) error {
+	obj := d.State.String() + " sync daemon"
+	if err := validateDaemon(d); err != nil {
+		return &Error{Op: "start", Object: obj, Err: err}
+	}
+	_, err := c.exec(ctx, "start", obj, 0, daemonRequest(d))
+	return err
+}
+
+func (c *client) stopDaemon(ctx context.Context, state DaemonState) error {
+	obj := state.String() + " sync daemon"
+	if state != Master && state != Backup {
+		return &Error{Op: "stop", Object: obj, Err: invalid("state", state, "want Master or Backup")}
+	}
+	_, err := c.exec(ctx, "stop", obj, 0, delDaemonRequest(state))
+	return err
+}
+
+func (c *client) zero(ctx context.Context, k *ServiceKey) error {
+	if k == nil {
+		_, err := c.exec(ctx, "zero counters", "", 0, emptyRequest(cmdZero))
+		return err
+	}
+	if err := validateKey(*k); err != nil {
+		return &Error{Op: "zero counters", Object: k.String(), Err: err}
+	}
+	_, err := c.exec(ctx, "zero counters", k.String(), 0, serviceRequest(cmdZero, keyService(*k), false))
+	return err
+}
+
+func (c *client) flush(ctx context.Context) error {
+	_, err := c.exec(ctx, "flush", "", 0, emptyRequest(cmdFlush))
+	return err
+}
