@@ -100,6 +100,11 @@ func protoPort(p Protocol, port uint16) string {
 	return p.String() + ":" + strconv.Itoa(int(port))
 }
 
+// ValidateEntry checks e against the set s without talking to the kernel:
+// that it has exactly the fields s's type needs, of s's family, and only the
+// extensions s was created with. It returns a *ValidationError.
+func (s *Set) ValidateEntry(e Entry) error { return e.validate(s, "entry") }
+
 // validate checks e against the set it is meant for. field prefixes the
 // field names in errors (e.g. "entries[3]").
 func (e *Entry) validate(s *Set, field string) error {

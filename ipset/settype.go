@@ -78,8 +78,9 @@ func (t Type) module() string {
 	out = append(out, "ip_set_"...)
 	for i := 0; i < len(n); i++ {
 		switch n[i] {
-		case ':', ',':
+		case ':':
 			out = append(out, '_')
+		case ',': // hash:ip,port is ip_set_hash_ipport
 		default:
 			out = append(out, n[i])
 		}
