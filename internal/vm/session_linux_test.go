@@ -16,7 +16,7 @@ import (
 // fakeQEMUEnv set it plays the guest. In "agent" mode it connects to the
 // chardev socket named in its arguments and serves jobs on the host, as the
 // real agent does in the guest; in "hang" mode it prints a console line and
-// never connects; in "die" mode it prints and exits at once.
+// never says it is ready; in "die" mode it prints and exits at once.
 const fakeQEMUEnv = "IPVSKIT_FAKE_QEMU"
 
 func TestMain(m *testing.M) {
@@ -33,8 +33,14 @@ func TestMain(m *testing.M) {
 		serveJobs(c)
 		os.Exit(0)
 	case "hang":
+		// Print, then connect but never announce the agent: a boot stuck
+		// before init. The connection comes after the print, so once Boot
+		// has seen it the console line is in the pipe it drains.
 		os.Stdout.WriteString("fake console: stuck after the BIOS\n")
-		select {} // what a hung boot looks like; Boot must kill it
+		if _, err := net.Dial("unix", chardevPath(os.Args[1:])); err != nil {
+			os.Exit(1)
+		}
+		select {} // Boot must kill it
 	case "die":
 		os.Stdout.WriteString("fake console: Kernel panic - not syncing\n")
 		os.Exit(1)
@@ -174,12 +180,14 @@ func TestConcurrentJobsShareOneBootThroughTheSessionSocket(t *testing.T) {
 
 func TestBootHangIsKilledRetriedAndReportedAsRigFailure(t *testing.T) {
 	start := time.Now()
-	_, err := Boot(context.Background(), fakeConfig(t, "hang", 500*time.Millisecond))
+	// The bound must cover starting the fake (slow under emulation and
+	// -race); the fake then hangs for good, so the bound is what ends it.
+	_, err := Boot(context.Background(), fakeConfig(t, "hang", 5*time.Second))
 	var re *RigError
 	if !errors.As(err, &re) {
 		t.Fatalf("err %v, want a *RigError", err)
 	}
-	if re.Attempts != 2 || strings.Count(re.Reason, "within 500ms") != 2 {
+	if re.Attempts != 2 || strings.Count(re.Reason, "hear from the agent") != 2 || strings.Count(re.Reason, "within 5s") != 2 {
 		t.Errorf("want two timed-out attempts, got %d: %s", re.Attempts, re.Reason)
 	}
 	if !strings.Contains(re.ConsoleTail, "stuck after the BIOS") || !strings.Contains(err.Error(), "console tail") {
