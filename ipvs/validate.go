@@ -155,6 +155,10 @@ func validateDest(k ServiceKey, d Destination) error {
 	if d.TunnelFlags&^(TunnelCsum|TunnelRemCsum) != 0 || d.TunnelFlags == TunnelCsum|TunnelRemCsum {
 		return invalid("Destination.TunnelFlags", d.TunnelFlags, "want one of TunnelNoCsum, TunnelCsum, TunnelRemCsum")
 	}
+	if d.TunnelFlags == TunnelRemCsum && d.TunnelType != GUE {
+		// ipvsadm refuses it too: remote checksum offload is a GUE option.
+		return invalid("Destination.TunnelFlags", d.TunnelFlags, "remcsum needs a gue tunnel")
+	}
 	return nil
 }
 
