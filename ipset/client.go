@@ -120,8 +120,9 @@ func (c *Client) DelStrict(ctx context.Context, name string, entries ...Entry) e
 	return c.c.adt(ctx, cmdDel, name, entries, true)
 }
 
-// Test reports whether e is in the set. For hash:net types an address
-// matches the networks that contain it.
+// Test reports whether e is in the set. For hash:net and hash:net,port a
+// full-length prefix (a host) matches the networks that contain it; a shorter
+// one matches only that exact network, as in the kernel.
 func (c *Client) Test(ctx context.Context, name string, e Entry) (bool, error) {
 	return c.c.test(ctx, name, &e)
 }

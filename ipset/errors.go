@@ -126,6 +126,9 @@ func newError(op, set string, t Type, code int, msg string) *Error {
 		e.Err = ErrMaxSets
 	case code == codeBusy, code == codeReferenced:
 		e.Err = ErrInUse
+	case code == codeExistSetName2 && op == "swap":
+		// Swap reuses the code for "the second set does not exist".
+		e.Err = fmt.Errorf("the second set does not exist: %w", syscall.ENOENT)
 	case code == codeExistSetName2:
 		e.Err = ErrSetExists
 	case code == codeTypeMismatch:

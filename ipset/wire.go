@@ -82,13 +82,18 @@ func createRequest(proto uint8, s *Set, revision uint8, exist bool) netlink.Mess
 }
 
 // nameRequest is a command that takes only a set name (destroy, flush,
-// header); name may be empty for destroy and flush of every set.
+// header); name may be empty for destroy and flush of every set. A destroy
+// carries NLM_F_EXCL: without it the kernel ignores a missing set.
 func nameRequest(proto, cmd uint8, name string) netlink.Message {
 	w := newRequest(proto, cmd, 48)
 	if name != "" {
 		w.str(attrSetName, name)
 	}
-	return message(cmd, 0, w)
+	var flags netlink.HeaderFlags
+	if cmd == cmdDestroy {
+		flags = nlmFExcl
+	}
+	return message(cmd, flags, w)
 }
 
 // twoNameRequest is rename or swap.

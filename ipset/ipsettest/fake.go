@@ -294,8 +294,8 @@ func (s *fakeSet) remove(i int) {
 	}
 }
 
-// Test reports whether e is in the set; for hash:net types an entry matches
-// the networks containing it.
+// Test reports whether e is in the set; for hash:net types a full-length
+// prefix matches the networks containing it, a shorter one only itself.
 func (f *Fake) Test(ctx context.Context, name string, e ipset.Entry) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -310,7 +310,7 @@ func (f *Fake) Test(ctx context.Context, name string, e ipset.Entry) (bool, erro
 	if _, ok := s.index[k]; ok {
 		return true, nil
 	}
-	if k.Net.IsValid() {
+	if k.Net.IsValid() && k.Net.Bits() == k.Net.Addr().BitLen() {
 		for _, m := range s.entries {
 			if m.Net.Bits() <= k.Net.Bits() && m.Net.Contains(k.Net.Addr()) && m.Proto == k.Proto && m.Port == k.Port {
 				return true, nil
