@@ -45,8 +45,8 @@ func ipsetSave(t *testing.T, ns *testutil.NetNS, args ...string) []SetInfo {
 	return sets
 }
 
-func mustAddr(s string) netip.Addr     { return netip.MustParseAddr(s) }
-func mustNet(s string) netip.Prefix    { return netip.MustParsePrefix(s) }
+func mustAddr(s string) netip.Addr  { return netip.MustParseAddr(s) }
+func mustNet(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 func keys(es []Entry) map[Entry]Entry {
 	m := make(map[Entry]Entry, len(es))
 	for _, e := range es {
