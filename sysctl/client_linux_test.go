@@ -5,9 +5,11 @@ package sysctl_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
@@ -270,4 +272,58 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// Clients of two namespaces used at once from many goroutines never see or
+// change each other's values: every file is opened on a thread inside the
+// right namespace.
+func TestIntegrationConcurrentNamespaces(t *testing.T) {
+	a, b := testutil.NewNetNS(t), testutil.NewNetNS(t)
+	ca, cb := newClient(t, a), newClient(t, b)
+	ctx := context.Background()
+	if err := ca.Set(ctx, "net/ipv4/ip_forward", "1"); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 200)
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Go(func() {
+			c, want := ca, "1"
+			if i%2 == 1 {
+				c, want = cb, "0"
+			}
+			v, err := c.Get(ctx, "net/ipv4/ip_forward")
+			if err == nil && v != want {
+				err = fmt.Errorf("read %s; want %s", v, want)
+			}
+			if err == nil {
+				err = c.Set(ctx, "net/ipv4/ip_forward", want)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := oracle(t, b, "net/ipv4/ip_forward"); got != "0" {
+		t.Fatalf("namespace b has ip_forward=%s", got)
+	}
+}
+
+// A nil Config means the namespace New was called in: here, the machine's
+// own. Only read, never written.
+func TestIntegrationNilConfigReadsTheCurrentNamespace(t *testing.T) {
+	c, err := sysctl.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want := hostValues(t, []string{"net/ipv4/ip_forward"})["net/ipv4/ip_forward"]
+	if got, err := c.Get(context.Background(), "net.ipv4.ip_forward"); err != nil || got != want {
+		t.Fatalf("Get = %q, %v; want the current namespace's %q", got, err, want)
+	}
 }
