@@ -3,6 +3,7 @@ module github.com/ipvskit/ipvskit
 go 1.26.8
 
 require (
+	github.com/google/nftables v0.3.1-0.20251119083706-1db35da82052
 	github.com/vishvananda/netlink v1.3.1
 	github.com/vishvananda/netns v0.0.5
 )

@@ -1,0 +1,360 @@
+package iptables
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/google/nftables/binaryutil"
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+)
+
+// The nftables back end's rules are built once, as text (for RenderNFT) and
+// as the expressions nft compiles that text to (for the netlink back end),
+// side by side, so that the two cannot drift apart. The integration tests
+// compare what the kernel holds after each.
+
+// nftChain is one chain of the table: its base-chain header (nil for a
+// regular chain) and its rules.
+type nftChain struct {
+	name  string
+	base  *nftBase
+	rules []nftRule
+}
+
+type nftBase struct {
+	typ, hook string
+	prio      int
+}
+
+// nftRule is a rule as nft text and as expressions.
+type nftRule struct {
+	text  string
+	exprs []expr.Any
+}
+
+// frag is part of a rule.
+type frag struct {
+	text  string
+	exprs []expr.Any
+}
+
+func rule(frags ...frag) nftRule {
+	var r nftRule
+	var t []string
+	for _, f := range frags {
+		t = append(t, f.text)
+		r.exprs = append(r.exprs, f.exprs...)
+	}
+	r.text = strings.Join(t, " ")
+	return r
+}
+
+// setRefs gives the set IDs of a batch that creates the sets, so that rules
+// in the same batch can refer to them; nil for text only.
+type setRefs map[SetName]uint32
+
+// nftBuilder builds fragments for one family.
+type nftBuilder struct {
+	f   Family
+	ip  string // "ip" or "ip6"
+	ids setRefs
+}
+
+// Registers nft uses for concatenations (from nft --debug=netlink): the
+// first address in reg 1, then l4proto, port and a second address in the
+// 32-bit registers that follow it.
+func (b *nftBuilder) regs() (proto, port, addr2 uint32) {
+	if b.f == IPv6 {
+		return 2, 13, 14
+	}
+	return 9, 10, 11
+}
+
+// addrOffsets returns the network header offsets of saddr and daddr and
+// the address length.
+func (b *nftBuilder) addrOffsets() (saddr, daddr, n uint32) {
+	if b.f == IPv6 {
+		return 8, 24, 16
+	}
+	return 12, 16, 4
+}
+
+func (b *nftBuilder) lookup(s SetName, invert bool) *expr.Lookup {
+	return &expr.Lookup{SourceRegister: 1, SetName: s.String(), SetID: b.ids[s], Invert: invert}
+}
+
+func payload(base expr.PayloadBase, off, n, reg uint32) *expr.Payload {
+	return &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: reg, Base: base, Offset: off, Len: n}
+}
+
+// concat loads "ip daddr . meta l4proto . th dport" (srcFirst: saddr
+// instead of daddr) and, with withSaddr, ". ip saddr", then looks up s.
+func (b *nftBuilder) concat(s SetName, srcFirst, withSaddr bool) frag {
+	so, do, n := b.addrOffsets()
+	pr, po, a2 := b.regs()
+	first, dir := do, "daddr"
+	if srcFirst {
+		first, dir = so, "saddr"
+	}
+	text := fmt.Sprintf("%s %s . meta l4proto . th dport", b.ip, dir)
+	ex := []expr.Any{
+		payload(expr.PayloadBaseNetworkHeader, first, n, 1),
+		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: pr},
+	}
+	if s == LoadBalancerSourceCIDR {
+		// nft converts l4proto for interval lookups (a no-op of length 1).
+		ex = append(ex, &expr.Byteorder{SourceRegister: pr, DestRegister: pr, Op: expr.ByteorderHton, Len: 1, Size: 2})
+	}
+	ex = append(ex, payload(expr.PayloadBaseTransportHeader, 2, 2, po))
+	if withSaddr {
+		text += fmt.Sprintf(" . %s saddr", b.ip)
+		ex = append(ex, payload(expr.PayloadBaseNetworkHeader, so, n, a2))
+	}
+	ex = append(ex, b.lookup(s, false))
+	return frag{text + " @" + s.String(), ex}
+}
+
+// dst is "ip daddr . meta l4proto . th dport @s".
+func (b *nftBuilder) dst(s SetName) frag { return b.concat(s, false, false) }
+
+// dstSrc is "ip daddr . meta l4proto . th dport . ip saddr @s".
+func (b *nftBuilder) dstSrc(s SetName) frag { return b.concat(s, false, true) }
+
+// portLookup is "tcp dport @s" (proto 0: "th dport @s").
+func (b *nftBuilder) portLookup(p Protocol, s SetName) frag {
+	var ex []expr.Any
+	text := "th dport @" + s.String()
+	if p != 0 {
+		text = p.String() + " dport @" + s.String()
+		ex = append(ex,
+			&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{byte(p)}})
+	}
+	ex = append(ex, payload(expr.PayloadBaseTransportHeader, 2, 2, 1), b.lookup(s, false))
+	return frag{text, ex}
+}
+
+// daddrLookup is "ip daddr @s".
+func (b *nftBuilder) daddrLookup(s SetName) frag {
+	_, do, n := b.addrOffsets()
+	return frag{fmt.Sprintf("%s daddr @%s", b.ip, s), []expr.Any{payload(expr.PayloadBaseNetworkHeader, do, n, 1), b.lookup(s, false)}}
+}
+
+// saddrIn is "ip saddr p" or "ip saddr != p", compiled as nft does: whole
+// bytes are compared directly, other prefixes through a mask.
+func (b *nftBuilder) saddrIn(p netip.Prefix, neq bool) frag {
+	so, _, n := b.addrOffsets()
+	op, sym := expr.CmpOpEq, ""
+	if neq {
+		op, sym = expr.CmpOpNeq, "!= "
+	}
+	text := fmt.Sprintf("%s saddr %s%s", b.ip, sym, p)
+	addr := p.Addr().AsSlice()
+	bits := p.Bits()
+	if bits%8 == 0 {
+		k := uint32(bits / 8)
+		return frag{text, []expr.Any{
+			payload(expr.PayloadBaseNetworkHeader, so, k, 1),
+			&expr.Cmp{Op: op, Register: 1, Data: addr[:k]},
+		}}
+	}
+	m := make([]byte, n)
+	for i := 0; i < bits; i++ {
+		m[i/8] |= 0x80 >> (i % 8)
+	}
+	return frag{text, []expr.Any{
+		payload(expr.PayloadBaseNetworkHeader, so, n, 1),
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: n, Mask: m, Xor: make([]byte, n)},
+		&expr.Cmp{Op: op, Register: 1, Data: addr},
+	}}
+}
+
+// iifnameNot is `iifname != "name"` (prefix: `iifname != "name*"`).
+func iifnameNot(name string, prefix bool) frag {
+	ex := []expr.Any{&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1}}
+	if prefix {
+		ex = append(ex, &expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte(name)})
+		return frag{fmt.Sprintf("iifname != %q", name+"*"), ex}
+	}
+	data := make([]byte, unix.IFNAMSIZ)
+	copy(data, name)
+	ex = append(ex, &expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: data})
+	return frag{fmt.Sprintf("iifname != %q", name), ex}
+}
+
+// fibLocal is "fib daddr type local" (saddr, neq: "fib saddr type != local").
+func fibLocal(saddr, neq bool) frag {
+	op, sym, dir := expr.CmpOpEq, "", "daddr"
+	if neq {
+		op, sym = expr.CmpOpNeq, "!= "
+	}
+	if saddr {
+		dir = "saddr"
+	}
+	return frag{fmt.Sprintf("fib %s type %slocal", dir, sym), []expr.Any{
+		&expr.Fib{Register: 1, FlagSADDR: saddr, FlagDADDR: !saddr, ResultADDRTYPE: true},
+		&expr.Cmp{Op: op, Register: 1, Data: binaryutil.NativeEndian.PutUint32(unix.RTN_LOCAL)},
+	}}
+}
+
+func ctStateNew() frag {
+	return frag{"ct state new", []expr.Any{
+		&expr.Ct{Register: 1, Key: expr.CtKeySTATE},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+			Mask: binaryutil.NativeEndian.PutUint32(8), Xor: binaryutil.NativeEndian.PutUint32(0)},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(0)},
+	}}
+}
+
+func verdict(k expr.VerdictKind, chain string) frag {
+	var text string
+	switch k {
+	case expr.VerdictReturn:
+		text = "return"
+	case expr.VerdictAccept:
+		text = "accept"
+	case expr.VerdictDrop:
+		text = "drop"
+	case expr.VerdictJump:
+		text = "jump " + chain
+	}
+	return frag{text, []expr.Any{&expr.Verdict{Kind: k, Chain: chain}}}
+}
+
+var (
+	ret    = verdict(expr.VerdictReturn, "")
+	accept = verdict(expr.VerdictAccept, "")
+	drop   = verdict(expr.VerdictDrop, "")
+)
+
+func jump(chain string) frag { return verdict(expr.VerdictJump, chain) }
+
+func masq(fully bool) frag {
+	if fully {
+		return frag{"masquerade fully-random", []expr.Any{&expr.Masq{FullyRandom: true}}}
+	}
+	return frag{"masquerade", []expr.Any{&expr.Masq{}}}
+}
+
+func (b *nftBuilder) reject() frag {
+	code := uint8(3) // ICMP_PORT_UNREACH
+	if b.f == IPv6 {
+		code = 4 // ICMPV6_PORT_UNREACH
+	}
+	return frag{"reject", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: code}}}
+}
+
+// markOp is "meta mark set meta mark | m" (or ^ m).
+func markOp(m uint32, xor bool) frag {
+	mask, sym := ^m, "|"
+	if xor {
+		mask, sym = 0xffffffff, "^"
+	}
+	return frag{fmt.Sprintf("meta mark set meta mark %s 0x%08x", sym, m), []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+			Mask: binaryutil.NativeEndian.PutUint32(mask), Xor: binaryutil.NativeEndian.PutUint32(m)},
+		&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: 1},
+	}}
+}
+
+// markClear is "meta mark & m == 0x00000000".
+func markClear(m uint32) frag {
+	return frag{fmt.Sprintf("meta mark & 0x%08x == 0x00000000", m), []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+			Mask: binaryutil.NativeEndian.PutUint32(m), Xor: binaryutil.NativeEndian.PutUint32(0)},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(0)},
+	}}
+}
+
+// nftChains returns the chains of the table for a validated ruleset, regular
+// chains first, in the order they are created. ids gives the set IDs of the
+// batch that creates the sets (nil: text only).
+func nftChains(r *Ruleset, ids setRefs) []nftChain {
+	f := r.family()
+	o := &r.Options
+	ip, _ := nftFamily(f)
+	b := &nftBuilder{f: f, ip: ip, ids: ids}
+	mark := o.mark()
+	mm := jump("mark-for-masquerade")
+
+	services := []nftRule{
+		rule(b.saddrIn(f.loopback(), false), ret),
+		rule(b.dst(LoadBalancer), jump("load-balancer")),
+	}
+	switch d := o.LocalDetector; {
+	case o.MasqueradeAll:
+		services = append(services, rule(b.dst(ClusterIP), mm))
+	case d.Mode == LocalCIDR:
+		services = append(services, rule(b.saddrIn(d.CIDR, true), b.dst(ClusterIP), mm))
+	case d.Mode == LocalInterface:
+		services = append(services, rule(iifnameNot(d.Interface, false), b.dst(ClusterIP), mm))
+	case d.Mode == LocalInterfacePrefix:
+		services = append(services, rule(iifnameNot(d.Interface, true), b.dst(ClusterIP), mm))
+	default:
+		services = append(services, rule(b.concat(ClusterIP, true, false), mm))
+	}
+	services = append(services,
+		rule(b.dst(ExternalIP), mm),
+		rule(b.dst(ExternalIP), fibLocal(true, true), accept),
+		rule(b.dst(ExternalIP), fibLocal(false, false), accept),
+		rule(b.dst(ExternalIPLocal), fibLocal(true, true), accept),
+		rule(b.dst(ExternalIPLocal), fibLocal(false, false), accept),
+		rule(fibLocal(false, false), jump("node-port")),
+		rule(b.dst(ClusterIP), accept),
+		rule(b.dst(LoadBalancer), accept),
+	)
+	var ipvsFilter, outFilter []nftRule
+	if !o.NoVIPAccessFilter {
+		ipvsFilter = []nftRule{
+			rule(b.dst(LoadBalancer), ret),
+			rule(b.dst(ClusterIP), ret),
+			rule(b.dst(ExternalIP), ret),
+			rule(b.dst(ExternalIPLocal), ret),
+			rule(b.portLookup(0, HealthCheckNodePort), ret),
+			rule(ctStateNew(), b.daddrLookup(IPVSIPs), b.reject()),
+		}
+	}
+	if !o.NoNodeSourceRangeFilter {
+		outFilter = []nftRule{rule(b.dstSrc(LBNoNodeAccess), drop)}
+	}
+	return []nftChain{
+		{name: "services", rules: services},
+		{name: "load-balancer", rules: []nftRule{
+			rule(b.dst(LoadBalancerLocal), ret),
+			rule(mm),
+		}},
+		{name: "node-port", rules: []nftRule{
+			rule(b.portLookup(TCP, NodePortLocalTCP), ret),
+			rule(b.portLookup(TCP, NodePortTCP), mm),
+			rule(b.portLookup(UDP, NodePortLocalUDP), ret),
+			rule(b.portLookup(UDP, NodePortUDP), mm),
+			rule(b.dst(NodePortLocalSCTP), ret),
+			rule(b.dst(NodePortSCTP), mm),
+		}},
+		{name: "mark-for-masquerade", rules: []nftRule{rule(markOp(mark, false))}},
+		{name: "masquerading", rules: []nftRule{
+			rule(b.dstSrc(LoopBack), masq(false)),
+			rule(markClear(mark), ret),
+			rule(markOp(mark, true)),
+			rule(masq(true)),
+		}},
+		{name: "proxy-firewall", rules: []nftRule{rule(b.dst(LoadBalancerFW), jump("source-ranges-firewall"))}},
+		{name: "source-ranges-firewall", rules: []nftRule{
+			rule(b.dstSrc(LoadBalancerSourceCIDR), ret),
+			rule(b.dstSrc(LoadBalancerSourceIP), ret),
+			rule(drop),
+		}},
+		{name: "ipvs-filter", rules: ipvsFilter},
+		{name: "ipvs-out-filter", rules: outFilter},
+		{name: "nat-prerouting", base: &nftBase{"nat", "prerouting", -100}, rules: []nftRule{rule(jump("services"))}},
+		{name: "nat-output", base: &nftBase{"nat", "output", -100}, rules: []nftRule{rule(jump("services"))}},
+		{name: "nat-postrouting", base: &nftBase{"nat", "postrouting", 100}, rules: []nftRule{rule(jump("masquerading"))}},
+		{name: "filter-input", base: &nftBase{"filter", "input", 0}, rules: []nftRule{rule(jump("proxy-firewall")), rule(jump("ipvs-filter"))}},
+		{name: "filter-forward", base: &nftBase{"filter", "forward", 0}, rules: []nftRule{rule(jump("proxy-firewall"))}},
+		{name: "filter-output", base: &nftBase{"filter", "output", -110}, rules: []nftRule{rule(jump("ipvs-out-filter"))}},
+	}
+}

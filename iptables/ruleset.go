@@ -1,0 +1,166 @@
+package iptables
+
+import (
+	"fmt"
+	"slices"
+)
+
+// A Ruleset is the whole desired netfilter state of the proxy for one
+// family: the Options that shape the rules, and the members of every set.
+// The rules themselves follow from these. The zero value is an empty IPv4
+// ruleset with default options. A Ruleset is not safe for concurrent
+// mutation; back ends copy what they keep.
+type Ruleset struct {
+	// Family is IPv4 or IPv6; zero means IPv4.
+	Family  Family
+	Options Options
+
+	sets [numSets + 1]map[Member]struct{}
+}
+
+// NewRuleset returns an empty ruleset for family f with options o.
+func NewRuleset(f Family, o Options) *Ruleset { return &Ruleset{Family: f, Options: o} }
+
+func (r *Ruleset) family() Family {
+	if r.Family == 0 {
+		return IPv4
+	}
+	return r.Family
+}
+
+// Add puts members into set s. Members are checked by Validate (and by every
+// back end before it applies anything), not here.
+func (r *Ruleset) Add(s SetName, members ...Member) {
+	if !s.valid() {
+		// Remembered under index 0 so that Validate reports it.
+		s = 0
+	}
+	if r.sets[s] == nil {
+		r.sets[s] = make(map[Member]struct{}, len(members))
+	}
+	for _, m := range members {
+		r.sets[s][m] = struct{}{}
+	}
+}
+
+// Remove takes members out of set s; absent members are ignored.
+func (r *Ruleset) Remove(s SetName, members ...Member) {
+	if !s.valid() {
+		return
+	}
+	for _, m := range members {
+		delete(r.sets[s], m)
+	}
+}
+
+// Clear empties set s.
+func (r *Ruleset) Clear(s SetName) {
+	if s.valid() {
+		r.sets[s] = nil
+	}
+}
+
+// Has reports whether m is in set s.
+func (r *Ruleset) Has(s SetName, m Member) bool {
+	if !s.valid() {
+		return false
+	}
+	_, ok := r.sets[s][m]
+	return ok
+}
+
+// Len returns the number of members of set s.
+func (r *Ruleset) Len(s SetName) int {
+	if !s.valid() {
+		return 0
+	}
+	return len(r.sets[s])
+}
+
+// Members returns the members of set s, sorted.
+func (r *Ruleset) Members(s SetName) []Member {
+	if !s.valid() {
+		return nil
+	}
+	out := make([]Member, 0, len(r.sets[s]))
+	for m := range r.sets[s] {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, Member.compare)
+	return out
+}
+
+// Clone returns a deep copy of r.
+func (r *Ruleset) Clone() *Ruleset {
+	c := &Ruleset{Family: r.Family, Options: r.Options}
+	for i, s := range r.sets {
+		if len(s) == 0 {
+			continue
+		}
+		c.sets[i] = make(map[Member]struct{}, len(s))
+		for m := range s {
+			c.sets[i][m] = struct{}{}
+		}
+	}
+	return c
+}
+
+// Equal reports whether r and o describe the same state.
+func (r *Ruleset) Equal(o *Ruleset) bool {
+	if r.family() != o.family() || r.Options != o.Options {
+		return false
+	}
+	for i := range r.sets {
+		if len(r.sets[i]) != len(o.sets[i]) {
+			return false
+		}
+		for m := range r.sets[i] {
+			if _, ok := o.sets[i][m]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Validate checks the family, the options and every member of every set. It
+// returns a *ValidationError naming the first bad field and its value
+// (sets in SetName order, members in sorted order).
+func (r *Ruleset) Validate() error {
+	f := r.family()
+	if !f.valid() {
+		return &ValidationError{Field: "Family", Value: f.String(), Reason: "must be IPv4 or IPv6"}
+	}
+	if err := r.Options.validate(f); err != nil {
+		return err
+	}
+	if len(r.sets[0]) > 0 {
+		return &ValidationError{Field: "SetName", Value: "unknown", Reason: fmt.Sprintf("%d members were added to a set that does not exist", len(r.sets[0]))}
+	}
+	for _, s := range Sets() {
+		for _, m := range r.Members(s) {
+			if err := checkMember(f, s, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// delta returns the members of set s that are in r but not in old (add) and
+// in old but not in r (del).
+func (r *Ruleset) delta(old *Ruleset, s SetName) (add, del []Member) {
+	for m := range r.sets[s] {
+		if _, ok := old.sets[s][m]; !ok {
+			add = append(add, m)
+		}
+	}
+	for m := range old.sets[s] {
+		if _, ok := r.sets[s][m]; !ok {
+			del = append(del, m)
+		}
+	}
+	slices.SortFunc(add, Member.compare)
+	slices.SortFunc(del, Member.compare)
+	return add, del
+}
