@@ -1,0 +1,81 @@
+package proxier
+
+import "net/netip"
+
+// Config is what is per node rather than per service. The zero value of each
+// field is documented default.
+type Config struct {
+	// LinkName is the dummy link that holds the VIPs; default "kube-ipvs0".
+	LinkName string
+	// Backend chooses how netfilter rules are written; default NFTables.
+	Backend Backend
+	// MasqueradeAll masquerades every packet to a VIP, not just those the
+	// local-traffic detector says come from outside.
+	MasqueradeAll bool
+	// LocalDetector says which sources are "local" (pods): traffic from
+	// elsewhere to a cluster IP is masqueraded. Zero detects nothing: only
+	// MasqueradeAll and the hairpin rule masquerade.
+	LocalDetector LocalDetector
+	// MasqueradeBit is the bit of the packet mark that asks for masquerade,
+	// 0-31; nil means 14 (mark 0x4000), as kube-proxy.
+	MasqueradeBit *int
+	// StrictARP sets arp_ignore=1 and arp_announce=2 so the node does not
+	// answer ARP for the VIPs on its other links.
+	StrictARP bool
+	// Families are the IP families served; empty means IPv4 only.
+	Families []Family
+}
+
+// Backend is a netfilter back end.
+type Backend uint8
+
+const (
+	// NFTables writes one nftables table per family (the default).
+	NFTables Backend = iota
+	// IPTables writes iptables chains over ipsets.
+	IPTables
+)
+
+func (b Backend) String() string {
+	switch b {
+	case NFTables:
+		return "nftables"
+	case IPTables:
+		return "iptables"
+	}
+	return "Backend(" + itoa(int(b)) + ")"
+}
+
+// Family is an IP family.
+type Family uint8
+
+const (
+	IPv4 Family = 4
+	IPv6 Family = 6
+)
+
+func (f Family) String() string {
+	switch f {
+	case IPv4:
+		return "IPv4"
+	case IPv6:
+		return "IPv6"
+	}
+	return "Family(" + itoa(int(f)) + ")"
+}
+
+func familyOf(a netip.Addr) Family {
+	if a.Is4() {
+		return IPv4
+	}
+	return IPv6
+}
+
+// LocalDetector tells local (pod) traffic from the rest: by source prefixes
+// (the cluster CIDRs), by input interface name, or by interface name prefix.
+// At most one of its fields may be set.
+type LocalDetector struct {
+	ClusterCIDRs    []netip.Prefix
+	Interface       string
+	InterfacePrefix string
+}

@@ -1,0 +1,143 @@
+package proxier
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/ipvskit/ipvskit/ipvs"
+)
+
+// State is the desired state a caller hands to the Proxier: every service the
+// node (or namespace) should serve, with its endpoints, and the node's facts.
+// It has no Kubernetes types; a Kubernetes controller maps Services and
+// EndpointSlices onto it, and so can anything else.
+type State struct {
+	// Services by ID. The ID is the caller's name for the service
+	// ("default/web"); it appears in error paths and plans.
+	Services map[string]Service
+	// Node is what the proxier needs to know about the node itself.
+	Node Node
+}
+
+// Node holds the node's own facts.
+type Node struct {
+	// Addresses are the node's addresses. NodePort virtual servers are made
+	// on each of them (or on those NodePortCIDRs select). A VIP may not equal
+	// one of them (it would make that address unreachable, kubernetes#93175).
+	Addresses []netip.Addr
+	// NodePortCIDRs, if set, choose which of Addresses get NodePort virtual
+	// servers; empty means all of them.
+	NodePortCIDRs []netip.Prefix
+}
+
+// Service is one service: its virtual IPs, ports, policies and endpoints.
+type Service struct {
+	// ClusterIPs are the service's cluster IPs, at most one per family. Empty
+	// makes a service without a cluster IP (headless-like): it can still
+	// have external IPs, load-balancer IPs and node ports.
+	ClusterIPs []netip.Addr
+	// Ports lists the service's ports; at least one. Names must be unique
+	// within the service (they match endpoint ports); one unnamed port is
+	// allowed when it is the only one.
+	Ports []Port
+	// ExternalIPs are further VIPs served like the cluster IP, with the
+	// external traffic policy.
+	ExternalIPs []netip.Addr
+	// LoadBalancerIPs are load-balancer ingress IPs served on this node,
+	// with the external traffic policy.
+	LoadBalancerIPs []netip.Addr
+	// LoadBalancerSourceRanges, if set, are the only client prefixes the
+	// load-balancer IPs accept; others are dropped.
+	LoadBalancerSourceRanges []netip.Prefix
+	// SessionAffinity, if set, sends each client to the same endpoint for
+	// the given time after its last connection (IPVS persistence).
+	SessionAffinity *SessionAffinity
+	// ExternalTrafficPolicy applies to external IPs, load-balancer IPs and
+	// node ports; InternalTrafficPolicy to cluster IPs. Zero is Cluster.
+	ExternalTrafficPolicy TrafficPolicy
+	InternalTrafficPolicy TrafficPolicy
+	// Scheduler is the IPVS scheduler ("rr", "wrr", "lc", "mh", ...); empty
+	// means "rr". SchedulerFlags are its flags (e.g. ipvs.MHFallback).
+	Scheduler      string
+	SchedulerFlags ipvs.SchedFlags
+	// HealthCheckNodePort is the node port of the service's health check
+	// (external traffic policy Local); 0 means none.
+	HealthCheckNodePort int
+	// Endpoints are the service's backends.
+	Endpoints []Endpoint
+}
+
+// Port is one port of a service. Port numbers are ints so that a bad value
+// can be named in an error rather than silently truncated.
+type Port struct {
+	Name     string
+	Protocol Protocol
+	// Port is the port on the VIPs (1-65535).
+	Port int
+	// TargetPort is the endpoints' port when an endpoint does not name one
+	// for this port; 0 means the same as Port.
+	TargetPort int
+	// NodePort, if not 0, serves this port on the node's addresses too
+	// (1-65535).
+	NodePort int
+}
+
+// Endpoint is one backend of a service.
+type Endpoint struct {
+	Addr netip.Addr
+	// Ports maps a service port's Name to this endpoint's port for it; a
+	// port not listed uses the service port's TargetPort.
+	Ports map[string]int
+	// Conditions, as Kubernetes defines them: a Ready endpoint takes new
+	// traffic; a Serving and Terminating one is used only when a service has
+	// no Ready endpoints.
+	Ready, Serving, Terminating bool
+	// Local says the endpoint runs on this node (for Local policies).
+	Local bool
+}
+
+// SessionAffinity sends a client to the same endpoint while it keeps coming
+// back within Timeout.
+type SessionAffinity struct {
+	// Timeout is how long affinity lasts after a client's last connection;
+	// 0 means the default, 10800 s (3 h). Whole seconds, at most 86400.
+	Timeout time.Duration
+}
+
+// DefaultAffinityTimeout is the session affinity timeout when none is given.
+const DefaultAffinityTimeout = 10800 * time.Second
+
+// MaxAffinityTimeout is the longest session affinity timeout accepted, as in
+// Kubernetes.
+const MaxAffinityTimeout = 86400 * time.Second
+
+// Protocol is a service port's transport protocol.
+type Protocol string
+
+// The protocols IPVS balances.
+const (
+	TCP  Protocol = "TCP"
+	UDP  Protocol = "UDP"
+	SCTP Protocol = "SCTP"
+)
+
+// TrafficPolicy says which endpoints a VIP uses.
+type TrafficPolicy uint8
+
+const (
+	// Cluster uses every chosen endpoint (the default).
+	Cluster TrafficPolicy = iota
+	// Local uses only endpoints on this node; for external traffic it keeps
+	// the client's source address.
+	Local
+)
+
+func (p TrafficPolicy) String() string {
+	switch p {
+	case Cluster:
+		return "Cluster"
+	case Local:
+		return "Local"
+	}
+	return "TrafficPolicy(" + itoa(int(p)) + ")"
+}

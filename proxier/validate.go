@@ -1,0 +1,369 @@
+package proxier
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ipvskit/ipvskit/ipvs"
+)
+
+// ValidationError lists every problem found in a State or Config. Nothing is
+// applied when validation fails.
+type ValidationError struct {
+	Problems []Problem
+}
+
+// Problem is one invalid value: where it is, what it is, and what is wrong.
+type Problem struct {
+	Path  string // e.g. services["web"].ports[1].nodePort
+	Value string // the offending value, as text
+	Msg   string // e.g. "out of range 0-65535"
+}
+
+func (p Problem) String() string {
+	if p.Value == "" {
+		return p.Path + ": " + p.Msg
+	}
+	return p.Path + ": " + p.Value + " " + p.Msg
+}
+
+func (e *ValidationError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return fmt.Sprintf("proxier: invalid state (%d problems):\n  %s", len(e.Problems), strings.Join(lines, "\n  "))
+}
+
+type validator struct {
+	problems []Problem
+	families map[Family]bool
+}
+
+func (v *validator) add(path string, value any, format string, args ...any) {
+	val := ""
+	if value != nil {
+		val = fmt.Sprint(value)
+	}
+	v.problems = append(v.problems, Problem{Path: path, Value: val, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) err() error {
+	if len(v.problems) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: v.problems}
+}
+
+// Validate checks c and returns a *ValidationError listing every problem.
+func (c *Config) Validate() error {
+	v := &validator{}
+	v.config(c)
+	return v.err()
+}
+
+// Validate checks s against c (which must be valid) and returns a
+// *ValidationError listing every problem, in a stable order.
+func (s *State) Validate(c *Config) error {
+	v := &validator{families: enabledFamilies(c)}
+	v.state(s)
+	return v.err()
+}
+
+func enabledFamilies(c *Config) map[Family]bool {
+	m := map[Family]bool{}
+	for _, f := range c.Families {
+		m[f] = true
+	}
+	if len(m) == 0 {
+		m[IPv4] = true
+	}
+	return m
+}
+
+func (v *validator) config(c *Config) {
+	if c.LinkName != "" {
+		if msg := badLinkName(c.LinkName); msg != "" {
+			v.add("config.linkName", quote(c.LinkName), "%s", msg)
+		}
+	}
+	if c.Backend != NFTables && c.Backend != IPTables {
+		v.add("config.backend", c.Backend, "is not NFTables or IPTables")
+	}
+	if c.MasqueradeBit != nil && (*c.MasqueradeBit < 0 || *c.MasqueradeBit > 31) {
+		v.add("config.masqueradeBit", *c.MasqueradeBit, "out of range 0-31")
+	}
+	seen := map[Family]bool{}
+	for i, f := range c.Families {
+		p := fmt.Sprintf("config.families[%d]", i)
+		switch {
+		case f != IPv4 && f != IPv6:
+			v.add(p, f, "is not IPv4 or IPv6")
+		case seen[f]:
+			v.add(p, f, "is listed twice")
+		}
+		seen[f] = true
+	}
+	d := c.LocalDetector
+	set := 0
+	for _, b := range []bool{len(d.ClusterCIDRs) > 0, d.Interface != "", d.InterfacePrefix != ""} {
+		if b {
+			set++
+		}
+	}
+	if set > 1 {
+		v.add("config.localDetector", nil, "sets more than one of clusterCIDRs, interface, interfacePrefix")
+	}
+	for i, p := range d.ClusterCIDRs {
+		v.prefix(fmt.Sprintf("config.localDetector.clusterCIDRs[%d]", i), p)
+	}
+	if d.Interface != "" {
+		if msg := badLinkName(d.Interface); msg != "" {
+			v.add("config.localDetector.interface", quote(d.Interface), "%s", msg)
+		}
+	}
+	if d.InterfacePrefix != "" && (len(d.InterfacePrefix) > 15 || strings.ContainsAny(d.InterfacePrefix, "/ \t\n")) {
+		v.add("config.localDetector.interfacePrefix", quote(d.InterfacePrefix), "is not a valid interface name prefix")
+	}
+}
+
+// badLinkName says what is wrong with a Linux interface name, or "".
+func badLinkName(n string) string {
+	switch {
+	case n == "." || n == "..":
+		return "is not a valid interface name"
+	case len(n) > 15:
+		return "is longer than 15 bytes"
+	case strings.ContainsAny(n, "/: \t\n"):
+		return "contains '/', ':' or white space"
+	}
+	return ""
+}
+
+func (v *validator) prefix(path string, p netip.Prefix) {
+	switch {
+	case !p.IsValid():
+		v.add(path, p, "is not a valid prefix")
+	case p.Masked() != p:
+		v.add(path, p, "has host bits set (want %v)", p.Masked())
+	}
+}
+
+// vipKey identifies a frontend for duplicate detection.
+type vipKey struct {
+	addr  netip.Addr
+	port  int
+	proto Protocol
+}
+
+func (v *validator) state(s *State) {
+	nodeAddrs := map[netip.Addr]bool{}
+	for i, a := range s.Node.Addresses {
+		p := fmt.Sprintf("node.addresses[%d]", i)
+		if !a.IsValid() || a.IsUnspecified() || a.IsMulticast() {
+			v.add(p, a, "is not a unicast address")
+			continue
+		}
+		nodeAddrs[a.Unmap()] = true
+	}
+	for i, p := range s.Node.NodePortCIDRs {
+		v.prefix(fmt.Sprintf("node.nodePortCIDRs[%d]", i), p)
+	}
+
+	ids := make([]string, 0, len(s.Services))
+	for id := range s.Services {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	vips := map[vipKey]string{}     // frontend -> path of its first use
+	nodePorts := map[vipKey]string{} // node port (addr unset) -> path
+	for _, id := range ids {
+		svc := s.Services[id]
+		base := fmt.Sprintf("services[%q]", id)
+		if id == "" {
+			v.add(base, nil, "the service ID is empty")
+		}
+		v.service(base, &svc, nodeAddrs, vips, nodePorts)
+	}
+}
+
+func (v *validator) service(base string, svc *Service, nodeAddrs map[netip.Addr]bool, vips, nodePorts map[vipKey]string) {
+	seenFam := map[Family]bool{}
+	for i, a := range svc.ClusterIPs {
+		p := fmt.Sprintf("%s.clusterIPs[%d]", base, i)
+		if !v.vip(p, a, nodeAddrs) {
+			continue
+		}
+		if f := familyOf(a); seenFam[f] {
+			v.add(p, a, "is a second %v cluster IP (at most one per family)", f)
+		} else {
+			seenFam[f] = true
+		}
+	}
+	for i, a := range svc.ExternalIPs {
+		v.vip(fmt.Sprintf("%s.externalIPs[%d]", base, i), a, nodeAddrs)
+	}
+	for i, a := range svc.LoadBalancerIPs {
+		v.vip(fmt.Sprintf("%s.loadBalancerIPs[%d]", base, i), a, nodeAddrs)
+	}
+	for i, p := range svc.LoadBalancerSourceRanges {
+		v.prefix(fmt.Sprintf("%s.loadBalancerSourceRanges[%d]", base, i), p)
+	}
+	if a := svc.SessionAffinity; a != nil {
+		p := base + ".sessionAffinity.timeout"
+		switch {
+		case a.Timeout < 0 || a.Timeout > MaxAffinityTimeout:
+			v.add(p, a.Timeout, "out of range 0-%v", MaxAffinityTimeout)
+		case a.Timeout%time.Second != 0:
+			v.add(p, a.Timeout, "is not a whole number of seconds")
+		}
+	}
+	for _, tp := range []struct {
+		name string
+		p    TrafficPolicy
+	}{{"externalTrafficPolicy", svc.ExternalTrafficPolicy}, {"internalTrafficPolicy", svc.InternalTrafficPolicy}} {
+		if tp.p != Cluster && tp.p != Local {
+			v.add(base+"."+tp.name, tp.p, "is not Cluster or Local")
+		}
+	}
+	v.scheduler(base, svc.Scheduler, svc.SchedulerFlags)
+	if hc := svc.HealthCheckNodePort; hc < 0 || hc > 65535 {
+		v.add(base+".healthCheckNodePort", hc, "out of range 0-65535")
+	}
+	v.ports(base, svc, vips, nodePorts)
+	v.endpoints(base, svc)
+}
+
+// vip checks one virtual IP and reports whether it is usable.
+func (v *validator) vip(path string, a netip.Addr, nodeAddrs map[netip.Addr]bool) bool {
+	switch {
+	case !a.IsValid():
+		v.add(path, a, "is not a valid address")
+	case a.Is4In6():
+		v.add(path, a, "is an IPv4-mapped IPv6 address (write it as IPv4)")
+	case a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a.IsLinkLocalUnicast():
+		v.add(path, a, "is not a usable VIP (unspecified, multicast, loopback or link-local)")
+	case !v.families[familyOf(a)]:
+		v.add(path, a, "is %v, which the config does not enable", familyOf(a))
+	case nodeAddrs[a]:
+		v.add(path, a, "equals a node address (binding it would make the node unreachable there)")
+	default:
+		return true
+	}
+	return false
+}
+
+// schedulers the kernel has (ip_vs_*.ko); twos came in Linux 6.2.
+var schedulers = []string{"rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh", "twos"}
+
+func (v *validator) scheduler(base, name string, flags ipvs.SchedFlags) {
+	if name != "" && !slices.Contains(schedulers, name) {
+		v.add(base+".scheduler", quote(name), "is not an IPVS scheduler (%s)", strings.Join(schedulers, ", "))
+		return // its flags cannot be judged
+	}
+	if flags == 0 {
+		return
+	}
+	if name != "sh" && name != "mh" {
+		v.add(base+".schedulerFlags", flags, "are only meaningful for the sh and mh schedulers, not %q", name)
+	} else if flags&^(ipvs.SchedFlag1|ipvs.SchedFlag2|ipvs.SchedFlag3) != 0 {
+		v.add(base+".schedulerFlags", flags, "has bits outside the scheduler flags")
+	}
+}
+
+func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]string) {
+	if len(svc.Ports) == 0 {
+		v.add(base+".ports", nil, "is empty (a service needs at least one port)")
+	}
+	names := map[string]int{}
+	for i, pt := range svc.Ports {
+		p := fmt.Sprintf("%s.ports[%d]", base, i)
+		if j, dup := names[pt.Name]; dup {
+			v.add(p+".name", quote(pt.Name), "is also the name of ports[%d]", j)
+		}
+		names[pt.Name] = i
+		if pt.Name == "" && len(svc.Ports) > 1 {
+			v.add(p+".name", `""`, "is empty in a service with several ports")
+		}
+		switch pt.Protocol {
+		case TCP, UDP, SCTP:
+		default:
+			v.add(p+".protocol", quote(string(pt.Protocol)), "is not TCP, UDP or SCTP")
+		}
+		portOK := pt.Port >= 1 && pt.Port <= 65535
+		if !portOK {
+			v.add(p+".port", pt.Port, "out of range 1-65535")
+		}
+		if pt.TargetPort < 0 || pt.TargetPort > 65535 {
+			v.add(p+".targetPort", pt.TargetPort, "out of range 0-65535")
+		}
+		if pt.NodePort < 0 || pt.NodePort > 65535 {
+			v.add(p+".nodePort", pt.NodePort, "out of range 0-65535")
+		} else if pt.NodePort != 0 {
+			k := vipKey{port: pt.NodePort, proto: pt.Protocol}
+			if first, dup := nodePorts[k]; dup {
+				v.add(p+".nodePort", pt.NodePort, "is already used for %s by %s", pt.Protocol, first)
+			} else {
+				nodePorts[k] = p + ".nodePort"
+			}
+		}
+		if !portOK {
+			continue
+		}
+		for _, group := range [][]netip.Addr{svc.ClusterIPs, svc.ExternalIPs, svc.LoadBalancerIPs} {
+			for _, a := range group {
+				k := vipKey{addr: a, port: pt.Port, proto: pt.Protocol}
+				if first, dup := vips[k]; dup {
+					v.add(p, fmt.Sprintf("%s/%s", netip.AddrPortFrom(a, uint16(pt.Port)), pt.Protocol), "is already served by %s", first)
+				} else {
+					vips[k] = p
+				}
+			}
+		}
+	}
+	if hc := svc.HealthCheckNodePort; hc > 0 && hc <= 65535 {
+		k := vipKey{port: hc, proto: TCP}
+		if first, dup := nodePorts[k]; dup {
+			v.add(base+".healthCheckNodePort", hc, "is already used for TCP by %s", first)
+		} else {
+			nodePorts[k] = base + ".healthCheckNodePort"
+		}
+	}
+}
+
+func (v *validator) endpoints(base string, svc *Service) {
+	portNames := map[string]bool{}
+	for _, pt := range svc.Ports {
+		portNames[pt.Name] = true
+	}
+	for i, ep := range svc.Endpoints {
+		p := fmt.Sprintf("%s.endpoints[%d]", base, i)
+		switch {
+		case !ep.Addr.IsValid() || ep.Addr.IsUnspecified() || ep.Addr.IsMulticast():
+			v.add(p+".addr", ep.Addr, "is not a unicast address")
+		case ep.Addr.Is4In6():
+			v.add(p+".addr", ep.Addr, "is an IPv4-mapped IPv6 address (write it as IPv4)")
+		case !v.families[familyOf(ep.Addr)]:
+			v.add(p+".addr", ep.Addr, "is %v, which the config does not enable", familyOf(ep.Addr))
+		}
+		names := make([]string, 0, len(ep.Ports))
+		for n := range ep.Ports {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			pp := fmt.Sprintf("%s.ports[%q]", p, n)
+			if !portNames[n] {
+				v.add(pp, nil, "names no port of the service")
+			}
+			if port := ep.Ports[n]; port < 1 || port > 65535 {
+				v.add(pp, port, "out of range 1-65535")
+			}
+		}
+	}
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }
