@@ -178,7 +178,7 @@ func (v *validator) state(s *State) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	vips := map[vipKey]string{}     // frontend -> path of its first use
+	vips := map[vipKey]string{}      // frontend -> path of its first use
 	nodePorts := map[vipKey]string{} // node port (addr unset) -> path
 	for _, id := range ids {
 		svc := s.Services[id]
