@@ -26,6 +26,11 @@ type Config struct {
 // runs there. A Client is safe for concurrent use.
 //
 // Only keys below net/ are accepted: the others are not per namespace.
+//
+// Every method that reads or writes takes a context. It is checked before
+// the thread starts and before each write of Apply (a canceled Apply writes
+// back what it changed); writes to /proc/sys complete synchronously, so
+// nothing waits on the context in between.
 type Client struct {
 	s       store
 	release func() (string, error) // uname -r; a seam for tests
