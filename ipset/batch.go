@@ -34,21 +34,11 @@ func (c *client) send(ctx context.Context, cmd uint8, s *Set, entries []Entry, s
 		return c.sendSingles(ctx, op, cmd, s, entries, true)
 	}
 
-	var (
-		msgs   []netlink.Message
-		bounds []int // msgs[i] holds entries[bounds[i]:bounds[i+1]]
-	)
-	for start := 0; start < len(entries); {
-		end, size := start, 64
-		for end < len(entries) && (end == start || size+elemSize(&entries[end]) <= adtMessageBytes) {
-			size += elemSize(&entries[end])
-			end++
-		}
-		msgs = append(msgs, adtRequest(c.proto, cmd, s.Name, entries[start:end], uint32(start)+1, false))
-		bounds = append(bounds, start)
-		start = end
+	bounds := pack(entries) // msgs[i] holds entries[bounds[i]:bounds[i+1]]
+	msgs := make([]netlink.Message, len(bounds)-1)
+	for i := range msgs {
+		msgs[i] = adtRequest(c.proto, cmd, s.Name, entries[bounds[i]:bounds[i+1]], uint32(bounds[i])+1, false)
 	}
-	bounds = append(bounds, len(entries))
 
 	errs, err := c.t.Batch(ctx, msgs, c.batchOptions(2*adtMessageBytes+1024))
 	if err != nil {
@@ -70,6 +60,22 @@ func (c *client) send(ctx context.Context, cmd uint8, s *Set, entries []Entry, s
 		return nil
 	}
 	return c.sendSingles(ctx, op, cmd, s, retry, false)
+}
+
+// pack splits entries into runs that fit in one message of at most
+// adtMessageBytes: run i is entries[b[i]:b[i+1]] of the returned b.
+func pack(entries []Entry) []int {
+	b := []int{0}
+	for start := 0; start < len(entries); {
+		end, size := start, 64
+		for end < len(entries) && (end == start || size+elemSize(&entries[end]) <= adtMessageBytes) {
+			size += elemSize(&entries[end])
+			end++
+		}
+		b = append(b, end)
+		start = end
+	}
+	return b
 }
 
 // sendSingles sends one entry per message and returns one *Error per failed

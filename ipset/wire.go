@@ -1,6 +1,8 @@
 package ipset
 
 import (
+	"net/netip"
+
 	"github.com/mdlayher/netlink"
 )
 
@@ -139,7 +141,11 @@ func elemRequest(proto, cmd uint8, name string, e *Entry, excl bool) netlink.Mes
 // at its first failing entry. With excl, adding an entry that is already
 // present (or deleting one that is not) is an error; without it, it is not.
 func adtRequest(proto, cmd uint8, name string, entries []Entry, firstLine uint32, excl bool) netlink.Message {
-	w := newRequest(proto, cmd, 64+len(entries)*elemSizeMax)
+	size := 64
+	for i := range entries {
+		size += elemSize(&entries[i])
+	}
+	w := newRequest(proto, cmd, size)
 	w.str(attrSetName, name)
 	w.u32(attrLineNo, firstLine)
 	n := w.begin(attrADT)
@@ -156,18 +162,47 @@ func adtRequest(proto, cmd uint8, name string, entries []Entry, firstLine uint32
 	return message(cmd, flags, w)
 }
 
-// elemSizeMax bounds the encoded size of one element's DATA nest without a
-// comment: nest 4, IP 24, CIDR 8, PORT 8, PROTO 8, IP2 24, CIDR2 8,
-// TIMEOUT 8, PACKETS 12, BYTES 12, LINENO 8.
-const elemSizeMax = 132
-
-// elemSize returns the encoded size of e's DATA nest.
+// elemSize returns the encoded size of e's DATA nest (with a line number),
+// attribute by attribute as writeElem writes them.
 func elemSize(e *Entry) int {
-	c := 0
-	if e.Comment != "" {
-		c = 4 + (len(e.Comment)+1+3)&^3
+	addr := func(a netip.Addr) int {
+		if a.Is4() {
+			return 4 + 8
+		}
+		return 4 + 20
 	}
-	return elemSizeMax + c
+	n := 4 + 8 // nest header, LINENO
+	switch {
+	case e.Net.IsValid():
+		n += addr(e.Net.Addr()) + 8
+	case e.IP.IsValid():
+		n += addr(e.IP)
+	}
+	if e.Port != 0 || e.Proto != 0 || !e.IP.IsValid() && !e.Net.IsValid() {
+		n += 8
+	}
+	if e.Proto != 0 {
+		n += 8
+	}
+	switch {
+	case e.IP2.IsValid():
+		n += addr(e.IP2)
+	case e.Net2.IsValid():
+		n += addr(e.Net2.Addr()) + 8
+	}
+	if e.Timeout != 0 {
+		n += 8
+	}
+	if e.Packets != 0 {
+		n += 12
+	}
+	if e.Bytes != 0 {
+		n += 12
+	}
+	if e.Comment != "" {
+		n += 4 + (len(e.Comment)+1+3)&^3
+	}
+	return n
 }
 
 // writeElem writes the attributes of one element (inside a DATA nest).

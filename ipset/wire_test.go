@@ -97,8 +97,10 @@ func TestADTRequestBytes(t *testing.T) {
 		t.Errorf("strict del header = %#x/%#x", m.Header.Type, m.Header.Flags)
 	}
 	for i := range entries {
-		if got := len(elemRequest(7, cmdAdd, "s", &entries[i], false).Data); got > 64+elemSize(&entries[i]) {
-			t.Errorf("entry %d: %d bytes, more than the %d budgeted", i, got, 64+elemSize(&entries[i]))
+		one := adtRequest(7, cmdAdd, "s", entries[i:i+1], 1, false)
+		none := adtRequest(7, cmdAdd, "s", nil, 1, false)
+		if got := len(one.Data) - len(none.Data); got != elemSize(&entries[i]) {
+			t.Errorf("entry %d: encoded in %d bytes, elemSize says %d", i, got, elemSize(&entries[i]))
 		}
 	}
 }
@@ -145,6 +147,11 @@ func TestElementRoundTrip(t *testing.T) {
 		{BitmapPort, Entry{Port: 0}},
 		{BitmapPort, Entry{Port: 30080}},
 	} {
+		one := adtRequest(7, cmdAdd, "s", []Entry{tc.e}, 1, false)
+		none := adtRequest(7, cmdAdd, "s", nil, 1, false)
+		if got := len(one.Data) - len(none.Data); got != elemSize(&tc.e) {
+			t.Errorf("%s %v: encoded in %d bytes, elemSize says %d", tc.t, tc.e, got, elemSize(&tc.e))
+		}
 		if got := roundTrip(t, tc.t, tc.e); got != tc.e {
 			t.Errorf("%s: round trip of %+v gave %+v", tc.t, tc.e, got)
 		}
