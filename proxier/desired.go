@@ -1,0 +1,189 @@
+package proxier
+
+import (
+	"net/netip"
+	"slices"
+
+	"github.com/ipvskit/ipvskit/ipvs"
+)
+
+// virtualServer is one IPVS service the State asks for, with its
+// destinations and the frontend it serves (for plans and errors).
+type virtualServer struct {
+	svc   ipvs.Service
+	dests map[ipvs.DestinationKey]ipvs.Destination
+	owner frontend
+}
+
+// frontend says which service, port and kind of VIP a virtual server is for.
+type frontend struct {
+	ServiceID string
+	PortName  string
+	Kind      FrontendKind
+}
+
+// FrontendKind is the kind of address a virtual server listens on.
+type FrontendKind uint8
+
+// Frontend kinds.
+const (
+	ClusterIP FrontendKind = iota + 1
+	ExternalIP
+	LoadBalancerIP
+	NodePort
+)
+
+func (k FrontendKind) String() string {
+	switch k {
+	case ClusterIP:
+		return "ClusterIP"
+	case ExternalIP:
+		return "ExternalIP"
+	case LoadBalancerIP:
+		return "LoadBalancerIP"
+	case NodePort:
+		return "NodePort"
+	}
+	return "FrontendKind(" + itoa(int(k)) + ")"
+}
+
+// desired is the kernel state a valid State asks for, computed without
+// touching the kernel.
+type desired struct {
+	servers map[ipvs.ServiceKey]*virtualServer
+	vips    map[netip.Addr]bool // addresses bound on the VIP link
+}
+
+// compute returns what s (valid under c) asks the kernel for.
+func compute(s *State, c *Config) *desired {
+	fams := enabledFamilies(c)
+	d := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
+	nodeIPs := nodePortAddrs(&s.Node, fams)
+	for id, svc := range s.Services {
+		for _, pt := range svc.Ports {
+			add := func(addr netip.Addr, port int, kind FrontendKind, policy TrafficPolicy, bind bool) {
+				vs := &virtualServer{
+					svc:   virtualService(&svc, pt.Protocol, addr, port),
+					dests: map[ipvs.DestinationKey]ipvs.Destination{},
+					owner: frontend{ServiceID: id, PortName: pt.Name, Kind: kind},
+				}
+				for _, e := range chooseEndpoints(&svc, pt, policy, familyOf(addr)) {
+					vs.dests[e.Key()] = e
+				}
+				d.servers[vs.svc.Key()] = vs
+				if bind {
+					d.vips[addr] = true
+				}
+			}
+			for _, a := range svc.ClusterIPs {
+				add(a, pt.Port, ClusterIP, svc.InternalTrafficPolicy, true)
+			}
+			for _, a := range svc.ExternalIPs {
+				add(a, pt.Port, ExternalIP, svc.ExternalTrafficPolicy, true)
+			}
+			for _, a := range svc.LoadBalancerIPs {
+				add(a, pt.Port, LoadBalancerIP, svc.ExternalTrafficPolicy, true)
+			}
+			if pt.NodePort != 0 {
+				for _, a := range nodeIPs {
+					add(a, pt.NodePort, NodePort, svc.ExternalTrafficPolicy, false)
+				}
+			}
+		}
+	}
+	return d
+}
+
+func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipvs.Service {
+	v := ipvs.Service{
+		Protocol:   ipvsProtocol(proto),
+		Addr:       addr,
+		Port:       uint16(port),
+		Scheduler:  svc.Scheduler,
+		SchedFlags: svc.SchedulerFlags,
+	}
+	if familyOf(addr) == IPv4 {
+		v.Family = ipvs.IPv4
+	} else {
+		v.Family = ipvs.IPv6
+	}
+	if v.Scheduler == "" {
+		v.Scheduler = "rr"
+	}
+	if a := svc.SessionAffinity; a != nil {
+		v.Persistence.Timeout = a.Timeout
+		if v.Persistence.Timeout == 0 {
+			v.Persistence.Timeout = DefaultAffinityTimeout
+		}
+	}
+	return v
+}
+
+func ipvsProtocol(p Protocol) ipvs.Protocol {
+	switch p {
+	case UDP:
+		return ipvs.UDP
+	case SCTP:
+		return ipvs.SCTP
+	}
+	return ipvs.TCP
+}
+
+// chooseEndpoints picks a port's destinations of one family as kube-proxy
+// does (one proxier per family): the Ready endpoints, or, when none is
+// Ready, those Serving and Terminating. A Local
+// policy keeps only this node's endpoints, chosen the same way among them;
+// when there are none the VIP has no destinations (traffic to it is not sent
+// elsewhere, which would lose the client's address that Local promises).
+func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) []ipvs.Destination {
+	pick := func(ok func(*Endpoint) bool) []ipvs.Destination {
+		var out []ipvs.Destination
+		for i := range svc.Endpoints {
+			e := &svc.Endpoints[i]
+			if familyOf(e.Addr) != fam || policy == Local && !e.Local || !ok(e) {
+				continue
+			}
+			out = append(out, ipvs.Destination{
+				Addr:    e.Addr,
+				Port:    uint16(endpointPort(e, pt)),
+				Forward: ipvs.Masq,
+				Weight:  1,
+			})
+		}
+		return out
+	}
+	if ready := pick(func(e *Endpoint) bool { return e.Ready }); len(ready) > 0 {
+		return ready
+	}
+	return pick(func(e *Endpoint) bool { return e.Serving && e.Terminating })
+}
+
+func endpointPort(e *Endpoint, pt Port) int {
+	if p, ok := e.Ports[pt.Name]; ok {
+		return p
+	}
+	if pt.TargetPort != 0 {
+		return pt.TargetPort
+	}
+	return pt.Port
+}
+
+// nodePortAddrs are the node addresses NodePort virtual servers listen on:
+// those of an enabled family that NodePortCIDRs select (all if none), sorted.
+func nodePortAddrs(n *Node, fams map[Family]bool) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range n.Addresses {
+		a = a.Unmap()
+		if !fams[familyOf(a)] || a.IsLoopback() || a.IsLinkLocalUnicast() {
+			continue
+		}
+		if len(n.NodePortCIDRs) > 0 && !slices.ContainsFunc(n.NodePortCIDRs, func(p netip.Prefix) bool { return p.Contains(a) }) {
+			continue
+		}
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return out
+}
