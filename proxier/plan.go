@@ -1,0 +1,166 @@
+package proxier
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/ipvskit/ipvskit/ipvs"
+)
+
+// Plan is the difference between a new State and what the proxier last
+// applied, as the requests that close it, split by phase in the order they
+// are applied. It can be inspected and rendered (String) without applying it.
+type Plan struct {
+	// IPVSAdd adds and updates virtual servers and destinations, before any
+	// VIP that needs them is bound.
+	IPVSAdd ipvs.Batch
+	// Bind are the addresses to bind on the VIP link, last of the additions.
+	Bind []netip.Addr
+	// Unbind are the addresses to remove from the VIP link, first of the
+	// removals, so a VIP stops answering before its virtual servers go.
+	Unbind []netip.Addr
+	// IPVSDelete deletes virtual servers and destinations.
+	IPVSDelete ipvs.Batch
+
+	next *desired // the state the kernel is in once the plan is applied
+}
+
+// Empty reports whether applying the plan would send nothing to the kernel.
+func (p *Plan) Empty() bool {
+	return p.IPVSAdd.Len() == 0 && p.IPVSDelete.Len() == 0 && len(p.Bind) == 0 && len(p.Unbind) == 0
+}
+
+// String renders the plan as the reference tools' input, phase by phase:
+// `ipvsadm -R` lines and `ip addr` commands on linkName.
+func (p *Plan) render(linkName string) (string, error) {
+	var b strings.Builder
+	section := func(title string) { fmt.Fprintf(&b, "# %s\n", title) }
+	ipvsText := func(batch *ipvs.Batch) error {
+		t, err := batch.MarshalText()
+		if err != nil {
+			return err
+		}
+		b.Write(t)
+		return nil
+	}
+	if p.IPVSAdd.Len() > 0 {
+		section("ipvs: add and update (ipvsadm -R)")
+		if err := ipvsText(&p.IPVSAdd); err != nil {
+			return "", err
+		}
+	}
+	if len(p.Bind) > 0 {
+		section("vips: bind")
+		for _, a := range p.Bind {
+			fmt.Fprintf(&b, "ip addr add %s dev %s\n", netip.PrefixFrom(a, a.BitLen()), linkName)
+		}
+	}
+	if len(p.Unbind) > 0 {
+		section("vips: unbind")
+		for _, a := range p.Unbind {
+			fmt.Fprintf(&b, "ip addr del %s dev %s\n", netip.PrefixFrom(a, a.BitLen()), linkName)
+		}
+	}
+	if p.IPVSDelete.Len() > 0 {
+		section("ipvs: delete (ipvsadm -R)")
+		if err := ipvsText(&p.IPVSDelete); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+// makePlan diffs want against have (what was last applied; nil means
+// nothing). Destinations that stay are updated in place, never deleted and
+// re-added. The requests are in a stable order.
+func makePlan(have, want *desired) *Plan {
+	if have == nil {
+		have = &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
+	}
+	p := &Plan{next: want}
+	for _, k := range sortedKeys(want.servers) {
+		w, h := want.servers[k], have.servers[k]
+		if h == nil {
+			p.IPVSAdd.AddService(w.svc)
+		} else if h.svc != w.svc {
+			p.IPVSAdd.UpdateService(w.svc)
+		}
+		for _, dk := range sortedDestKeys(w.dests) {
+			wd := w.dests[dk]
+			switch hd, ok := lookupDest(h, dk); {
+			case !ok:
+				p.IPVSAdd.AddDestination(k, wd)
+			case hd != wd:
+				p.IPVSAdd.UpdateDestination(k, wd)
+			}
+		}
+		if h != nil {
+			for _, dk := range sortedDestKeys(h.dests) {
+				if _, ok := w.dests[dk]; !ok {
+					p.IPVSDelete.DeleteDestination(k, dk)
+				}
+			}
+		}
+	}
+	for _, k := range sortedKeys(have.servers) {
+		if want.servers[k] == nil {
+			p.IPVSDelete.DeleteService(k) // its destinations go with it
+		}
+	}
+	for a := range want.vips {
+		if !have.vips[a] {
+			p.Bind = append(p.Bind, a)
+		}
+	}
+	for a := range have.vips {
+		if !want.vips[a] {
+			p.Unbind = append(p.Unbind, a)
+		}
+	}
+	slices.SortFunc(p.Bind, netip.Addr.Compare)
+	slices.SortFunc(p.Unbind, netip.Addr.Compare)
+	return p
+}
+
+func lookupDest(vs *virtualServer, k ipvs.DestinationKey) (ipvs.Destination, bool) {
+	if vs == nil {
+		return ipvs.Destination{}, false
+	}
+	d, ok := vs.dests[k]
+	return d, ok
+}
+
+func sortedKeys(m map[ipvs.ServiceKey]*virtualServer) []ipvs.ServiceKey {
+	keys := make([]ipvs.ServiceKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareServiceKeys)
+	return keys
+}
+
+func compareServiceKeys(x, y ipvs.ServiceKey) int {
+	if c := x.Addr.Compare(y.Addr); c != 0 {
+		return c
+	}
+	if x.Port != y.Port {
+		return int(x.Port) - int(y.Port)
+	}
+	return int(x.Protocol) - int(y.Protocol)
+}
+
+func sortedDestKeys(m map[ipvs.DestinationKey]ipvs.Destination) []ipvs.DestinationKey {
+	keys := make([]ipvs.DestinationKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y ipvs.DestinationKey) int {
+		if c := x.Addr.Compare(y.Addr); c != 0 {
+			return c
+		}
+		return int(x.Port) - int(y.Port)
+	})
+	return keys
+}
