@@ -5,9 +5,19 @@ go 1.26.8
 replace github.com/ipvskit/ipvskit => ../
 
 require (
-	github.com/moby/ipvs v1.1.0 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/mdlayher/genetlink v1.4.0 // indirect
+	github.com/mdlayher/netlink v1.11.2 // indirect
+	github.com/mdlayher/socket v0.6.0 // indirect
 	github.com/sirupsen/logrus v1.9.0 // indirect
-	github.com/vishvananda/netlink v1.1.0 // indirect
-	github.com/vishvananda/netns v0.0.2 // indirect
-	golang.org/x/sys v0.2.0 // indirect
+	golang.org/x/net v0.53.0 // indirect
+	golang.org/x/sync v0.20.0 // indirect
+)
+
+require (
+	github.com/ipvskit/ipvskit v0.0.0-00010101000000-000000000000
+	github.com/moby/ipvs v1.1.0
+	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
+	golang.org/x/sys v0.49.0
 )
