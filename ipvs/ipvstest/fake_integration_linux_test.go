@@ -88,7 +88,7 @@ func script(ctx context.Context, p ipvs.Interface) []string {
 	var b ipvs.Batch
 	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.2.1"), Forward: ipvs.Route, Weight: 1})
 	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.2.1"), Forward: ipvs.Route, Weight: 1}) // EEXIST
-	b.DeleteService(missing)                                                                             // ESRCH
+	b.DeleteService(missing)                                                                            // ESRCH
 	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.2.2"), Forward: ipvs.Route, Weight: 2})
 	rec("batch", p.Apply(ctx, &b))
 
