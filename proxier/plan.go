@@ -24,7 +24,8 @@ type Plan struct {
 	// IPVSDelete deletes virtual servers and destinations.
 	IPVSDelete ipvs.Batch
 
-	next *desired // the state the kernel is in once the plan is applied
+	next     *desired // the state the kernel is in once the plan is applied
+	linkName string   // for rendering
 }
 
 // Empty reports whether applying the plan would send nothing to the kernel.
@@ -32,7 +33,7 @@ func (p *Plan) Empty() bool {
 	return p.IPVSAdd.Len() == 0 && p.IPVSDelete.Len() == 0 && len(p.Bind) == 0 && len(p.Unbind) == 0
 }
 
-// String renders the plan as the reference tools' input, phase by phase:
+// render writes the plan as the reference tools' input, phase by phase:
 // `ipvsadm -R` lines and `ip addr` commands on linkName.
 func (p *Plan) render(linkName string) (string, error) {
 	var b strings.Builder

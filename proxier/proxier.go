@@ -1,0 +1,229 @@
+package proxier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+
+	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/sysctl"
+)
+
+// DefaultLinkName is the VIP link's name when Config.LinkName is empty.
+const DefaultLinkName = "kube-ipvs0"
+
+// Proxier makes a network namespace serve a State. It remembers what it last
+// applied and sends only the difference; a sync with no change sends nothing.
+// It is safe for concurrent use; syncs run one at a time.
+type Proxier struct {
+	cfg  Config
+	ipvs IPVS
+	link Link
+	sys  Sysctls
+
+	mu       sync.Mutex
+	started  bool     // the link and sysctls were ensured
+	applied  *desired // what the kernel has, as far as the proxier knows
+	readBack bool     // a failed apply left the kernel unknown: read it first
+}
+
+// Deps are the kernel clients a Proxier works through. Each must be set:
+// the real clients (ipvs.New, dummy.New, sysctl.New, all for the same
+// namespace) or fakes for unit tests. The Proxier does not close them.
+type Deps struct {
+	IPVS    IPVS
+	Link    Link
+	Sysctls Sysctls
+}
+
+// New returns a Proxier for cfg (nil means the zero Config) working through
+// deps. It touches nothing until the first Sync.
+func New(cfg *Config, deps Deps) (*Proxier, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.IPVS == nil || deps.Link == nil || deps.Sysctls == nil {
+		return nil, errors.New("proxier: Deps needs IPVS, Link and Sysctls")
+	}
+	c := *cfg
+	if c.LinkName == "" {
+		c.LinkName = DefaultLinkName
+	}
+	return &Proxier{cfg: c, ipvs: deps.IPVS, link: deps.Link, sys: deps.Sysctls}, nil
+}
+
+// Result says what a Sync did.
+type Result struct {
+	// Plan is what was applied (or, if the sync failed, what was tried).
+	Plan *Plan
+	// SysctlChanges are the sysctls the first sync changed.
+	SysctlChanges []sysctl.Change
+	// LinkCreated says the first sync created the VIP link.
+	LinkCreated bool
+}
+
+// Plan validates s and returns what a Sync would do, without touching the
+// kernel (a dry run). Its String is the plan as ipvsadm and ip lines.
+func (p *Proxier) Plan(s *State) (*Plan, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := s.Validate(&p.cfg); err != nil {
+		return nil, err
+	}
+	pl := makePlan(p.applied, compute(s, &p.cfg))
+	pl.linkName = p.cfg.LinkName
+	return pl, nil
+}
+
+// String renders the plan as the reference tools' input.
+func (pl *Plan) String() string {
+	s, err := pl.render(pl.linkName)
+	if err != nil {
+		return "# cannot render plan: " + err.Error()
+	}
+	return s
+}
+
+// Sync makes the kernel serve s. It validates all of s first and applies
+// nothing if anything is invalid (the error is a *ValidationError). Then it
+// applies the difference from what it last applied, in an order that never
+// opens a VIP before its virtual servers exist, and removes in reverse.
+// A failure part way is returned; the next Sync reads back the objects the
+// proxier owns and repairs them.
+func (p *Proxier) Sync(ctx context.Context, s *State) (*Result, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := s.Validate(&p.cfg); err != nil {
+		return nil, err
+	}
+	want := compute(s, &p.cfg)
+	res := &Result{}
+	if !p.started {
+		if err := p.start(ctx, res); err != nil {
+			return res, err
+		}
+	}
+	if p.readBack {
+		have, err := p.read(ctx, want)
+		if err != nil {
+			return res, err
+		}
+		p.applied, p.readBack = have, false
+	}
+	plan := makePlan(p.applied, want)
+	plan.linkName = p.cfg.LinkName
+	res.Plan = plan
+	if err := p.apply(ctx, plan); err != nil {
+		p.readBack = true
+		p.applied = union(p.applied, want) // what it may now own, to read back
+		return res, err
+	}
+	p.applied = want
+	return res, nil
+}
+
+// start ensures the VIP link and the sysctl profile, once.
+func (p *Proxier) start(ctx context.Context, res *Result) error {
+	created, err := p.link.Ensure(ctx, p.cfg.LinkName)
+	if err != nil {
+		return fmt.Errorf("proxier: VIP link %s: %w", p.cfg.LinkName, err)
+	}
+	res.LinkCreated = created
+	profile, err := p.sys.IPVSProfile(&sysctl.IPVSOptions{StrictARP: p.cfg.StrictARP})
+	if err != nil {
+		return fmt.Errorf("proxier: sysctl profile: %w", err)
+	}
+	if res.SysctlChanges, err = p.sys.Apply(ctx, profile); err != nil {
+		return fmt.Errorf("proxier: sysctls: %w", err)
+	}
+	p.started = true
+	p.readBack = true // learn what an earlier run left behind, once
+	if p.applied == nil {
+		p.applied = &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
+	}
+	return nil
+}
+
+// apply sends the plan phase by phase: additions (virtual servers, then
+// VIPs), then removals (VIPs, then virtual servers).
+func (p *Proxier) apply(ctx context.Context, pl *Plan) error {
+	if pl.IPVSAdd.Len() > 0 {
+		if err := p.ipvs.Apply(ctx, &pl.IPVSAdd); err != nil {
+			return fmt.Errorf("proxier: ipvs: %w", err)
+		}
+	}
+	for _, a := range pl.Bind {
+		if err := p.link.Bind(ctx, p.cfg.LinkName, a); err != nil {
+			return fmt.Errorf("proxier: binding %v: %w", a, err)
+		}
+	}
+	for _, a := range pl.Unbind {
+		if err := p.link.Unbind(ctx, p.cfg.LinkName, a); err != nil {
+			return fmt.Errorf("proxier: unbinding %v: %w", a, err)
+		}
+	}
+	if pl.IPVSDelete.Len() > 0 {
+		if err := p.ipvs.Apply(ctx, &pl.IPVSDelete); err != nil {
+			return fmt.Errorf("proxier: ipvs: %w", err)
+		}
+	}
+	return nil
+}
+
+// read returns the kernel's copy of what the proxier may own: the virtual
+// servers it applied or wants, with their destinations, and every address
+// on its VIP link. Virtual servers it never made are not read, so they are
+// never changed.
+func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
+	owned := union(p.applied, want)
+	have := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
+	svcs, err := p.ipvs.Services(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("proxier: reading ipvs: %w", err)
+	}
+	for _, si := range svcs {
+		k := si.Service.Key()
+		if owned.servers[k] == nil {
+			continue
+		}
+		dis, err := p.ipvs.Destinations(ctx, k)
+		if err != nil {
+			return nil, fmt.Errorf("proxier: reading ipvs: %w", err)
+		}
+		vs := &virtualServer{svc: si.Service, dests: map[ipvs.DestinationKey]ipvs.Destination{}, owner: owned.servers[k].owner}
+		for _, di := range dis {
+			vs.dests[di.Key()] = di.Destination
+		}
+		have.servers[k] = vs
+	}
+	addrs, err := p.link.Addrs(ctx, p.cfg.LinkName)
+	if err != nil {
+		return nil, fmt.Errorf("proxier: reading VIP link %s: %w", p.cfg.LinkName, err)
+	}
+	for _, a := range addrs {
+		have.vips[a.Addr()] = true
+	}
+	return have, nil
+}
+
+// union is every virtual server and VIP of x or y (y's copy where both).
+func union(x, y *desired) *desired {
+	u := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
+	for _, d := range []*desired{x, y} {
+		if d == nil {
+			continue
+		}
+		for k, v := range d.servers {
+			u.servers[k] = v
+		}
+		for a := range d.vips {
+			u.vips[a] = true
+		}
+	}
+	return u
+}
