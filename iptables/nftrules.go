@@ -1,13 +1,10 @@
 package iptables
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"strings"
-
-	"github.com/google/nftables/binaryutil"
-	"github.com/google/nftables/expr"
-	"golang.org/x/sys/unix"
 )
 
 // The nftables back end's rules are built once, as text (for RenderNFT) and
@@ -31,13 +28,13 @@ type nftBase struct {
 // nftRule is a rule as nft text and as expressions.
 type nftRule struct {
 	text  string
-	exprs []expr.Any
+	exprs []any
 }
 
 // frag is part of a rule.
 type frag struct {
 	text  string
-	exprs []expr.Any
+	exprs []any
 }
 
 func rule(frags ...frag) nftRule {
@@ -81,13 +78,9 @@ func (b *nftBuilder) addrOffsets() (saddr, daddr, n uint32) {
 	return 12, 16, 4
 }
 
-func (b *nftBuilder) lookup(s SetName, invert bool) *expr.Lookup {
-	return &expr.Lookup{SourceRegister: 1, SetName: s.String(), SetID: b.ids[s], Invert: invert}
-}
+func (b *nftBuilder) lookup(s SetName) any { return eLookup(s.String(), b.ids[s]) }
 
-func payload(base expr.PayloadBase, off, n, reg uint32) *expr.Payload {
-	return &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: reg, Base: base, Offset: off, Len: n}
-}
+func ne32(v uint32) []byte { return binary.NativeEndian.AppendUint32(nil, v) }
 
 // concat loads "ip daddr . meta l4proto . th dport" (srcFirst: saddr
 // instead of daddr) and, with withSaddr, ". ip saddr", then looks up s.
@@ -99,20 +92,20 @@ func (b *nftBuilder) concat(s SetName, srcFirst, withSaddr bool) frag {
 		first, dir = so, "saddr"
 	}
 	text := fmt.Sprintf("%s %s . meta l4proto . th dport", b.ip, dir)
-	ex := []expr.Any{
-		payload(expr.PayloadBaseNetworkHeader, first, n, 1),
-		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: pr},
+	ex := []any{
+		eLoad(false, first, n, 1),
+		eMeta(metaL4Proto, pr, false),
 	}
 	if s == LoadBalancerSourceCIDR {
 		// nft converts l4proto for interval lookups (a no-op of length 1).
-		ex = append(ex, &expr.Byteorder{SourceRegister: pr, DestRegister: pr, Op: expr.ByteorderHton, Len: 1, Size: 2})
+		ex = append(ex, eHton(pr, 1, 2))
 	}
-	ex = append(ex, payload(expr.PayloadBaseTransportHeader, 2, 2, po))
+	ex = append(ex, eLoad(true, 2, 2, po))
 	if withSaddr {
 		text += fmt.Sprintf(" . %s saddr", b.ip)
-		ex = append(ex, payload(expr.PayloadBaseNetworkHeader, so, n, a2))
+		ex = append(ex, eLoad(false, so, n, a2))
 	}
-	ex = append(ex, b.lookup(s, false))
+	ex = append(ex, b.lookup(s))
 	return frag{text + " @" + s.String(), ex}
 }
 
@@ -124,118 +117,110 @@ func (b *nftBuilder) dstSrc(s SetName) frag { return b.concat(s, false, true) }
 
 // portLookup is "tcp dport @s" (proto 0: "th dport @s").
 func (b *nftBuilder) portLookup(p Protocol, s SetName) frag {
-	var ex []expr.Any
+	var ex []any
 	text := "th dport @" + s.String()
 	if p != 0 {
 		text = p.String() + " dport @" + s.String()
 		ex = append(ex,
-			&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
-			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{byte(p)}})
+			eMeta(metaL4Proto, 1, false),
+			eCmp(false, []byte{byte(p)}))
 	}
-	ex = append(ex, payload(expr.PayloadBaseTransportHeader, 2, 2, 1), b.lookup(s, false))
+	ex = append(ex, eLoad(true, 2, 2, 1), b.lookup(s))
 	return frag{text, ex}
 }
 
 // daddrLookup is "ip daddr @s".
 func (b *nftBuilder) daddrLookup(s SetName) frag {
 	_, do, n := b.addrOffsets()
-	return frag{fmt.Sprintf("%s daddr @%s", b.ip, s), []expr.Any{payload(expr.PayloadBaseNetworkHeader, do, n, 1), b.lookup(s, false)}}
+	return frag{fmt.Sprintf("%s daddr @%s", b.ip, s), []any{eLoad(false, do, n, 1), b.lookup(s)}}
 }
 
 // saddrIn is "ip saddr p" or "ip saddr != p", compiled as nft does: whole
 // bytes are compared directly, other prefixes through a mask.
 func (b *nftBuilder) saddrIn(p netip.Prefix, neq bool) frag {
 	so, _, n := b.addrOffsets()
-	op, sym := expr.CmpOpEq, ""
+	neqOp, sym := false, ""
 	if neq {
-		op, sym = expr.CmpOpNeq, "!= "
+		neqOp, sym = true, "!= "
 	}
 	text := fmt.Sprintf("%s saddr %s%s", b.ip, sym, p)
 	addr := p.Addr().AsSlice()
 	bits := p.Bits()
 	if bits%8 == 0 {
 		k := uint32(bits / 8)
-		return frag{text, []expr.Any{
-			payload(expr.PayloadBaseNetworkHeader, so, k, 1),
-			&expr.Cmp{Op: op, Register: 1, Data: addr[:k]},
+		return frag{text, []any{
+			eLoad(false, so, k, 1),
+			eCmp(neqOp, addr[:k]),
 		}}
 	}
 	m := make([]byte, n)
 	for i := 0; i < bits; i++ {
 		m[i/8] |= 0x80 >> (i % 8)
 	}
-	return frag{text, []expr.Any{
-		payload(expr.PayloadBaseNetworkHeader, so, n, 1),
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: n, Mask: m, Xor: make([]byte, n)},
-		&expr.Cmp{Op: op, Register: 1, Data: addr},
+	return frag{text, []any{
+		eLoad(false, so, n, 1),
+		eBitwise(m, make([]byte, n)),
+		eCmp(neqOp, addr),
 	}}
 }
 
 // iifnameNot is `iifname != "name"` (prefix: `iifname != "name*"`).
 func iifnameNot(name string, prefix bool) frag {
-	ex := []expr.Any{&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1}}
+	ex := []any{eMeta(metaIIFName, 1, false)}
 	if prefix {
-		ex = append(ex, &expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte(name)})
+		ex = append(ex, eCmp(true, []byte(name)))
 		return frag{fmt.Sprintf("iifname != %q", name+"*"), ex}
 	}
-	data := make([]byte, unix.IFNAMSIZ)
+	data := make([]byte, 16) // IFNAMSIZ
 	copy(data, name)
-	ex = append(ex, &expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: data})
+	ex = append(ex, eCmp(true, data))
 	return frag{fmt.Sprintf("iifname != %q", name), ex}
 }
 
 // fibLocal is "fib daddr type local" (saddr, neq: "fib saddr type != local").
 func fibLocal(saddr, neq bool) frag {
-	op, sym, dir := expr.CmpOpEq, "", "daddr"
+	sym, dir := "", "daddr"
 	if neq {
-		op, sym = expr.CmpOpNeq, "!= "
+		sym = "!= "
 	}
 	if saddr {
 		dir = "saddr"
 	}
-	return frag{fmt.Sprintf("fib %s type %slocal", dir, sym), []expr.Any{
-		&expr.Fib{Register: 1, FlagSADDR: saddr, FlagDADDR: !saddr, ResultADDRTYPE: true},
-		&expr.Cmp{Op: op, Register: 1, Data: binaryutil.NativeEndian.PutUint32(unix.RTN_LOCAL)},
+	return frag{fmt.Sprintf("fib %s type %slocal", dir, sym), []any{
+		eFibType(saddr),
+		eCmp(neq, ne32(2)), // RTN_LOCAL
 	}}
 }
 
 func ctStateNew() frag {
-	return frag{"ct state new", []expr.Any{
-		&expr.Ct{Register: 1, Key: expr.CtKeySTATE},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
-			Mask: binaryutil.NativeEndian.PutUint32(8), Xor: binaryutil.NativeEndian.PutUint32(0)},
-		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(0)},
+	return frag{"ct state new", []any{
+		eCtState(),
+		eBitwise(ne32(8), ne32(0)), // NF_CT_STATE_BIT(IP_CT_NEW)
+		eCmp(true, ne32(0)),
 	}}
 }
 
-func verdict(k expr.VerdictKind, chain string) frag {
-	var text string
-	switch k {
-	case expr.VerdictReturn:
-		text = "return"
-	case expr.VerdictAccept:
-		text = "accept"
-	case expr.VerdictDrop:
-		text = "drop"
-	case expr.VerdictJump:
-		text = "jump " + chain
+func verdict(kind, chain string) frag {
+	text := kind
+	if chain != "" {
+		text += " " + chain
 	}
-	return frag{text, []expr.Any{&expr.Verdict{Kind: k, Chain: chain}}}
+	return frag{text, []any{eVerdict(kind, chain)}}
 }
 
 var (
-	ret    = verdict(expr.VerdictReturn, "")
-	accept = verdict(expr.VerdictAccept, "")
-	drop   = verdict(expr.VerdictDrop, "")
+	ret    = verdict("return", "")
+	accept = verdict("accept", "")
+	drop   = verdict("drop", "")
 )
 
-func jump(chain string) frag { return verdict(expr.VerdictJump, chain) }
+func jump(chain string) frag { return verdict("jump", chain) }
 
 func masq(fully bool) frag {
 	if fully {
-		return frag{"masquerade fully-random", []expr.Any{&expr.Masq{FullyRandom: true}}}
+		return frag{"masquerade fully-random", []any{eMasq(true)}}
 	}
-	return frag{"masquerade", []expr.Any{&expr.Masq{}}}
+	return frag{"masquerade", []any{eMasq(false)}}
 }
 
 func (b *nftBuilder) reject() frag {
@@ -243,7 +228,7 @@ func (b *nftBuilder) reject() frag {
 	if b.f == IPv6 {
 		code = 4 // ICMPV6_PORT_UNREACH
 	}
-	return frag{"reject", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: code}}}
+	return frag{"reject", []any{eReject(code)}}
 }
 
 // markOp is "meta mark set meta mark | m" (or ^ m).
@@ -252,21 +237,19 @@ func markOp(m uint32, xor bool) frag {
 	if xor {
 		mask, sym = 0xffffffff, "^"
 	}
-	return frag{fmt.Sprintf("meta mark set meta mark %s 0x%08x", sym, m), []expr.Any{
-		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
-			Mask: binaryutil.NativeEndian.PutUint32(mask), Xor: binaryutil.NativeEndian.PutUint32(m)},
-		&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: 1},
+	return frag{fmt.Sprintf("meta mark set meta mark %s 0x%08x", sym, m), []any{
+		eMeta(metaMark, 1, false),
+		eBitwise(ne32(mask), ne32(m)),
+		eMeta(metaMark, 1, true),
 	}}
 }
 
 // markClear is "meta mark & m == 0x00000000".
 func markClear(m uint32) frag {
-	return frag{fmt.Sprintf("meta mark & 0x%08x == 0x00000000", m), []expr.Any{
-		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
-			Mask: binaryutil.NativeEndian.PutUint32(m), Xor: binaryutil.NativeEndian.PutUint32(0)},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(0)},
+	return frag{fmt.Sprintf("meta mark & 0x%08x == 0x00000000", m), []any{
+		eMeta(metaMark, 1, false),
+		eBitwise(ne32(m), ne32(0)),
+		eCmp(false, ne32(0)),
 	}}
 }
 

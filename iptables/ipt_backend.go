@@ -1,0 +1,357 @@
+package iptables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os/exec"
+	"strings"
+)
+
+// iptBackend is the iptables back end's logic, over a runner for the
+// binaries and a setClient for the ipsets, so that unit tests can drive it
+// with fakes.
+type iptBackend struct {
+	fam    Family
+	flavor Flavor
+	sets   setClient
+	run    runner
+	closer func() error
+
+	// last is what the kernel holds, as far as the back end knows; nil
+	// forces a full sync. lastText is its rendered rules.
+	last     *Ruleset
+	lastText string
+	// jumps records that the jump rules were ensured.
+	jumps bool
+	// cleanedOther records that the nftables back end's table was removed.
+	cleanedOther bool
+	cleanupOther func(ctx context.Context) error
+
+	// fail, when set (by tests), is called before each step; an error
+	// from it aborts the sync there, as a kernel or tool failure would.
+	fail func(step string) error
+}
+
+func (b *iptBackend) step(name string) error {
+	if b.fail != nil {
+		return b.fail(name)
+	}
+	return nil
+}
+
+func (b *iptBackend) close() error {
+	var err error
+	if b.sets != nil {
+		err = b.sets.Close()
+	}
+	if b.closer != nil {
+		err = errors.Join(err, b.closer())
+	}
+	return err
+}
+
+func (b *iptBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if f := r.family(); f != b.fam {
+		return &ValidationError{Field: "Family", Value: f.String(), Reason: "this back end applies " + b.fam.String()}
+	}
+	if err := checkIPSetLimits(r); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if full || b.last == nil {
+		return b.fullSync(ctx, r)
+	}
+	return b.incremental(ctx, r)
+}
+
+func (b *iptBackend) repair(ctx context.Context) error {
+	if b.last == nil {
+		return nil
+	}
+	b.jumps = false
+	return b.fullSync(ctx, b.last)
+}
+
+// fullSync replaces every ipset atomically, rewrites the owned chains and
+// ensures the jump rules if that was not done yet.
+func (b *iptBackend) fullSync(ctx context.Context, r *Ruleset) error {
+	if !b.cleanedOther && b.cleanupOther != nil {
+		if err := b.cleanupOther(ctx); err != nil {
+			return fmt.Errorf("iptables: removing the nftables back end's table: %w", err)
+		}
+		b.cleanedOther = true
+	}
+	b.last = nil
+	for _, s := range Sets() {
+		if !s.isIPSet() {
+			continue
+		}
+		if err := b.step("ipset " + s.String()); err != nil {
+			return err
+		}
+		if err := b.sets.Replace(ctx, ipsetSpec(b.fam, s), ipsetEntries(r.Members(s))); err != nil {
+			return fmt.Errorf("iptables: replacing ipset %s: %w", s.IPSetName(b.fam), err)
+		}
+	}
+	text, err := RenderIPTables(r)
+	if err != nil {
+		return err
+	}
+	if err := b.restore(ctx, text); err != nil {
+		return err
+	}
+	if !b.jumps {
+		if err := b.ensureJumps(ctx); err != nil {
+			return err
+		}
+		b.jumps = true
+	}
+	b.last, b.lastText = r.Clone(), text
+	return nil
+}
+
+// incremental adds new set members, rewrites the owned chains if their
+// rules changed, then deletes old members.
+func (b *iptBackend) incremental(ctx context.Context, r *Ruleset) error {
+	old := b.last
+	b.last = nil
+	for _, s := range Sets() {
+		if !s.isIPSet() {
+			continue
+		}
+		if add, _ := r.delta(old, s); len(add) > 0 {
+			if err := b.step("ipset add " + s.String()); err != nil {
+				return err
+			}
+			if err := b.sets.Add(ctx, s.IPSetName(b.fam), ipsetEntries(add)...); err != nil {
+				return fmt.Errorf("iptables: adding to ipset %s: %w", s.IPSetName(b.fam), err)
+			}
+		}
+	}
+	text, err := RenderIPTables(r)
+	if err != nil {
+		return err
+	}
+	if text != b.lastText {
+		if err := b.restore(ctx, text); err != nil {
+			return err
+		}
+	}
+	for _, s := range Sets() {
+		if !s.isIPSet() {
+			continue
+		}
+		if _, del := r.delta(old, s); len(del) > 0 {
+			if err := b.step("ipset del " + s.String()); err != nil {
+				return err
+			}
+			if err := b.sets.Del(ctx, s.IPSetName(b.fam), ipsetEntries(del)...); err != nil {
+				return fmt.Errorf("iptables: deleting from ipset %s: %w", s.IPSetName(b.fam), err)
+			}
+		}
+	}
+	b.last, b.lastText = r.Clone(), text
+	return nil
+}
+
+// restore feeds text to iptables-restore --noflush: each table is replaced
+// atomically, and only the chains it declares are flushed.
+func (b *iptBackend) restore(ctx context.Context, text string) error {
+	if err := b.step("restore"); err != nil {
+		return err
+	}
+	bin := b.flavor.binary(b.fam, "restore")
+	if _, err := b.run.run(ctx, []byte(text), bin, "-w", "--noflush"); err != nil {
+		return fmt.Errorf("iptables: %s: %w", bin, err)
+	}
+	return nil
+}
+
+// saved is what iptables-save printed, per table: chain names and rules.
+type saved map[string]*savedTable
+
+type savedTable struct {
+	chains map[string]bool
+	rules  map[string]bool
+}
+
+func parseSave(out string) saved {
+	s := saved{}
+	var cur *savedTable
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "*"):
+			cur = &savedTable{chains: map[string]bool{}, rules: map[string]bool{}}
+			s[line[1:]] = cur
+		case cur == nil:
+		case strings.HasPrefix(line, ":"):
+			name, _, _ := strings.Cut(line[1:], " ")
+			cur.chains[name] = true
+		case strings.HasPrefix(line, "-A "):
+			cur.rules[line] = true
+		}
+	}
+	return s
+}
+
+func (s saved) hasRule(table, line string) bool {
+	t := s[table]
+	return t != nil && t.rules[line]
+}
+
+func (s saved) hasChain(table, chain string) bool {
+	t := s[table]
+	return t != nil && t.chains[chain]
+}
+
+func (b *iptBackend) save(ctx context.Context, fl Flavor) (saved, error) {
+	bin := fl.binary(b.fam, "save")
+	out, err := b.run.run(ctx, nil, bin)
+	if err != nil {
+		return nil, fmt.Errorf("iptables: %s: %w", bin, err)
+	}
+	return parseSave(string(out)), nil
+}
+
+// ensureJumps inserts the missing jump rules at position 1, in kube-proxy's
+// order, in one restore.
+func (b *iptBackend) ensureJumps(ctx context.Context) error {
+	if err := b.step("jumps"); err != nil {
+		return err
+	}
+	s, err := b.save(ctx, b.flavor)
+	if err != nil {
+		return err
+	}
+	var text strings.Builder
+	for _, table := range []string{"nat", "filter"} {
+		var lines []string
+		for _, j := range jumpRules {
+			if j.table == table && !s.hasRule(table, j.line()) {
+				lines = append(lines, fmt.Sprintf("-I %s 1 %s", j.chain, j.spec))
+			}
+		}
+		if len(lines) > 0 {
+			fmt.Fprintf(&text, "*%s\n%s\nCOMMIT\n", table, strings.Join(lines, "\n"))
+		}
+	}
+	if text.Len() == 0 {
+		return nil
+	}
+	bin := b.flavor.binary(b.fam, "restore")
+	if _, err := b.run.run(ctx, []byte(text.String()), bin, "-w", "--noflush"); err != nil {
+		return fmt.Errorf("iptables: inserting jump rules with %s: %w", bin, err)
+	}
+	return nil
+}
+
+func (b *iptBackend) cleanup(ctx context.Context) error {
+	b.last, b.jumps = nil, false
+	return cleanupIPTables(ctx, b.run, b.sets, b.fam)
+}
+
+// cleanupIPTables removes the jump rules, the owned chains (both flavors, as
+// far as their binaries exist) and then the owned ipsets of family fam.
+// Foreign rules, chains and sets are left alone.
+func cleanupIPTables(ctx context.Context, run runner, sets setClient, fam Family) error {
+	b := &iptBackend{fam: fam, run: run}
+	for _, fl := range []Flavor{FlavorLegacy, FlavorNFT} {
+		s, err := b.save(ctx, fl)
+		if errors.Is(err, exec.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var text strings.Builder
+		for _, tc := range []struct {
+			table  string
+			chains []string
+		}{{"nat", natChains}, {"filter", filterChains}} {
+			var del, decl, drop []string
+			for _, j := range jumpRules {
+				if j.table == tc.table && s.hasRule(tc.table, j.line()) {
+					del = append(del, "-D "+j.chain+" "+j.spec)
+				}
+			}
+			for _, c := range tc.chains {
+				if s.hasChain(tc.table, c) {
+					decl = append(decl, ":"+c+" - [0:0]")
+					drop = append(drop, "-X "+c)
+				}
+			}
+			if len(del)+len(decl) == 0 {
+				continue
+			}
+			fmt.Fprintf(&text, "*%s\n", tc.table)
+			for _, l := range append(append(del, decl...), drop...) {
+				text.WriteString(l + "\n")
+			}
+			text.WriteString("COMMIT\n")
+		}
+		if text.Len() == 0 {
+			continue
+		}
+		bin := fl.binary(fam, "restore")
+		if _, err := run.run(ctx, []byte(text.String()), bin, "-w", "--noflush"); err != nil {
+			return fmt.Errorf("iptables: removing owned chains with %s: %w", bin, err)
+		}
+	}
+	if sets == nil {
+		return nil
+	}
+	var errs []error
+	for _, s := range Sets() {
+		if !s.isIPSet() {
+			continue
+		}
+		if err := sets.Destroy(ctx, s.IPSetName(fam)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("iptables: destroying ipset %s: %w", s.IPSetName(fam), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pickFlavor decides FlavorAuto: the flavor whose tables hold rules (legacy
+// first, as a host that still has legacy rules is using legacy), else what
+// the plain iptables binary reports, else nft.
+func pickFlavor(ctx context.Context, run runner, fam Family) (Flavor, error) {
+	b := &iptBackend{fam: fam, run: run}
+	count := func(fl Flavor) int {
+		s, err := b.save(ctx, fl)
+		if err != nil {
+			return -1
+		}
+		n := 0
+		for _, t := range s {
+			n += len(t.rules)
+		}
+		return n
+	}
+	legacy, nft := count(FlavorLegacy), count(FlavorNFT)
+	switch {
+	case legacy < 0 && nft < 0:
+		return 0, fmt.Errorf("iptables: neither %s nor %s runs: %w", FlavorLegacy.binary(fam, "save"), FlavorNFT.binary(fam, "save"), ErrNotSupported)
+	case legacy > 0 && legacy >= nft:
+		return FlavorLegacy, nil
+	case nft > 0 || legacy < 0:
+		return FlavorNFT, nil
+	case nft < 0:
+		return FlavorLegacy, nil
+	}
+	plain := "iptables"
+	if fam == IPv6 {
+		plain = "ip6tables"
+	}
+	if out, err := run.run(ctx, nil, plain, "--version"); err == nil && strings.Contains(string(out), "legacy") {
+		return FlavorLegacy, nil
+	}
+	return FlavorNFT, nil
+}

@@ -1,0 +1,120 @@
+package iptables
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"runtime"
+
+	"github.com/ipvskit/ipvskit/ipset"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// nsRunner runs binaries inside a network namespace (0: the current one).
+type nsRunner struct{ ns netns.NsHandle }
+
+func (r *nsRunner) run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		stdout, stderr bytes.Buffer
+		runErr         error
+	)
+	do := func() {
+		cmd := exec.CommandContext(ctx, path, args...)
+		if stdin != nil {
+			cmd.Stdin = bytes.NewReader(stdin)
+		}
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		runErr = cmd.Run()
+	}
+	if r.ns <= 0 {
+		do()
+	} else {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			// The thread enters the namespace and is never unlocked, so
+			// the runtime ends it instead of reusing it elsewhere.
+			runtime.LockOSThread()
+			if runErr = netns.Set(r.ns); runErr != nil {
+				runErr = fmt.Errorf("entering network namespace: %w", runErr)
+				return
+			}
+			do()
+		}()
+		<-done
+	}
+	if runErr != nil {
+		if msg := bytes.TrimSpace(stderr.Bytes()); len(msg) > 0 {
+			return stdout.Bytes(), fmt.Errorf("%w: %s", runErr, msg)
+		}
+		return stdout.Bytes(), runErr
+	}
+	return stdout.Bytes(), nil
+}
+
+// dupNS duplicates a namespace handle so the caller may close theirs.
+func dupNS(ns netns.NsHandle) (netns.NsHandle, error) {
+	if ns <= 0 {
+		return 0, nil
+	}
+	fd, err := unix.Dup(int(ns))
+	if err != nil {
+		return 0, fmt.Errorf("duplicating the network namespace handle: %w", err)
+	}
+	unix.CloseOnExec(fd)
+	return netns.NsHandle(fd), nil
+}
+
+func newIPTBackend(cfg *IPTablesConfig) (*iptBackend, error) {
+	ns, err := dupNS(cfg.NetNS)
+	if err != nil {
+		return nil, err
+	}
+	closeNS := func() error {
+		if ns > 0 {
+			return ns.Close()
+		}
+		return nil
+	}
+	run := &nsRunner{ns: ns}
+	fl := cfg.Flavor
+	if fl == FlavorAuto {
+		if fl, err = pickFlavor(context.Background(), run, cfg.Family); err != nil {
+			closeNS()
+			return nil, err
+		}
+	} else if _, err := exec.LookPath(fl.binary(cfg.Family, "restore")); err != nil {
+		closeNS()
+		return nil, fmt.Errorf("iptables: %w: %w", ErrNotSupported, err)
+	}
+	sets, err := ipset.New(&ipset.Config{NetNS: ns})
+	if err != nil {
+		closeNS()
+		return nil, fmt.Errorf("iptables: opening the ipset client: %w", err)
+	}
+	b := &iptBackend{fam: cfg.Family, flavor: fl, sets: sets, run: run, closer: closeNS}
+	b.cleanupOther = func(ctx context.Context) error { return cleanupNFTObjects(ctx, ns, cfg.Family, DefaultTable) }
+	return b, nil
+}
+
+// cleanupIPTablesObjects removes the iptables back end's objects of family
+// fam in namespace ns (used when the nftables back end takes over).
+func cleanupIPTablesObjects(ctx context.Context, ns netns.NsHandle, fam Family) error {
+	var sets setClient
+	c, err := ipset.New(&ipset.Config{NetNS: ns})
+	switch {
+	case err == nil:
+		defer c.Close()
+		sets = c
+	case !errors.Is(err, ErrNotSupported):
+		return err
+	}
+	return cleanupIPTables(ctx, &nsRunner{ns: ns}, sets, fam)
+}

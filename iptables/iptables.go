@@ -1,0 +1,152 @@
+package iptables
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ipvskit/ipvskit/ipset"
+	"github.com/vishvananda/netns"
+)
+
+// Flavor selects which iptables binaries the iptables back end runs.
+type Flavor uint8
+
+// The flavors.
+const (
+	// FlavorAuto picks the flavor that already holds rules in the
+	// namespace (legacy if only it does), else the one the plain
+	// "iptables" binary uses.
+	FlavorAuto Flavor = iota
+	// FlavorLegacy runs iptables-legacy-restore (x_tables).
+	FlavorLegacy
+	// FlavorNFT runs iptables-nft-restore (nf_tables with xt compat).
+	FlavorNFT
+)
+
+// String returns "auto", "legacy" or "nft".
+func (f Flavor) String() string {
+	switch f {
+	case FlavorAuto:
+		return "auto"
+	case FlavorLegacy:
+		return "legacy"
+	case FlavorNFT:
+		return "nft"
+	}
+	return fmt.Sprintf("Flavor(%d)", uint8(f))
+}
+
+// binary returns the name of the flavor's tool for family fam, e.g.
+// "ip6tables-nft-restore" for tool "restore".
+func (f Flavor) binary(fam Family, tool string) string {
+	p := "iptables"
+	if fam == IPv6 {
+		p = "ip6tables"
+	}
+	return p + "-" + f.String() + "-" + tool
+}
+
+// IPTablesConfig configures the iptables back end. A nil *IPTablesConfig
+// means the defaults.
+type IPTablesConfig struct {
+	// NetNS is the network namespace to work in, chosen once at
+	// construction; the zero value means the current one.
+	NetNS netns.NsHandle
+	// Family is the family of the rulesets this back end applies (iptables
+	// or ip6tables); zero means IPv4.
+	Family Family
+	// Flavor chooses legacy or nft binaries; zero means FlavorAuto,
+	// decided once at construction.
+	Flavor Flavor
+}
+
+// IPTables is the iptables back end: the ruleset as kube-proxy's IPVS mode
+// writes it, chains in the nat and filter tables applied with
+// iptables-restore --noflush (atomic per table, rewriting only the owned
+// chains), over ipsets written through package ipset as deltas against what
+// it last applied. The jump rules from the built-in chains are inserted by
+// the first Apply and by Repair, not checked on every sync. It is not safe
+// for concurrent use.
+type IPTables struct{ b *iptBackend }
+
+// NewIPTables prepares the back end in cfg.NetNS: it picks the flavor and
+// opens an ipset client. It changes nothing until the first Apply. An
+// error wrapping ErrNotSupported means the binaries or ipset are missing.
+func NewIPTables(cfg *IPTablesConfig) (*IPTables, error) {
+	c := IPTablesConfig{}
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Family == 0 {
+		c.Family = IPv4
+	}
+	if !c.Family.valid() {
+		return nil, &ValidationError{Field: "IPTablesConfig.Family", Value: c.Family.String(), Reason: "must be IPv4 or IPv6"}
+	}
+	if c.Flavor > FlavorNFT {
+		return nil, &ValidationError{Field: "IPTablesConfig.Flavor", Value: c.Flavor.String(), Reason: "unknown flavor"}
+	}
+	b, err := newIPTBackend(&c)
+	if err != nil {
+		return nil, err
+	}
+	return &IPTables{b: b}, nil
+}
+
+// Flavor returns the flavor in use (never FlavorAuto).
+func (t *IPTables) Flavor() Flavor { return t.b.flavor }
+
+// Apply makes the kernel hold r: it validates r (nothing is changed if that
+// fails), then changes the ipsets by the difference from what it last
+// applied and rewrites the owned chains only if their rules changed. The
+// first Apply, and any Apply after a failure, writes everything (each set
+// replaced atomically) and ensures the jump rules.
+func (t *IPTables) Apply(ctx context.Context, r *Ruleset) error { return t.b.apply(ctx, r, false) }
+
+// ApplyFull is Apply, always writing everything.
+func (t *IPTables) ApplyFull(ctx context.Context, r *Ruleset) error { return t.b.apply(ctx, r, true) }
+
+// Repair ensures the jump rules from the built-in chains and rewrites
+// everything from the last applied ruleset. It does nothing before the
+// first Apply.
+func (t *IPTables) Repair(ctx context.Context) error { return t.b.repair(ctx) }
+
+// Cleanup removes the jump rules, the owned chains and the owned ipsets of
+// the back end's family, in both flavors, and nothing else; missing objects
+// are not errors. It forgets the last applied state.
+func (t *IPTables) Cleanup(ctx context.Context) error { return t.b.cleanup(ctx) }
+
+// Render returns r as the owned chains' iptables-save text.
+func (t *IPTables) Render(r *Ruleset) (string, error) { return RenderIPTables(r) }
+
+// Close releases the ipset client. It does not change the kernel's state.
+func (t *IPTables) Close() error { return t.b.close() }
+
+// Backend is what the proxier needs from either back end.
+type Backend interface {
+	Apply(ctx context.Context, r *Ruleset) error
+	ApplyFull(ctx context.Context, r *Ruleset) error
+	Repair(ctx context.Context) error
+	Cleanup(ctx context.Context) error
+	Render(r *Ruleset) (string, error)
+	Close() error
+}
+
+var (
+	_ Backend = (*IPTables)(nil)
+	_ Backend = (*NFTables)(nil)
+)
+
+// setClient is the part of *ipset.Client the iptables back end uses.
+type setClient interface {
+	Replace(ctx context.Context, s ipset.Set, entries []ipset.Entry) error
+	Add(ctx context.Context, name string, entries ...ipset.Entry) error
+	Del(ctx context.Context, name string, entries ...ipset.Entry) error
+	Destroy(ctx context.Context, name string) error
+	Close() error
+}
+
+// runner runs a binary (inside the back end's namespace).
+type runner interface {
+	run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error)
+}

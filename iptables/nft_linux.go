@@ -1,0 +1,305 @@
+package iptables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/nftables"
+	"github.com/mdlayher/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// nftBackend is the Linux implementation of NFTables.
+type nftBackend struct {
+	cfg   NFTablesConfig
+	conn  *nftables.Conn
+	nl    *netlink.Conn // the lasting socket under conn, for deadlines and buffers
+	table *nftables.Table
+	sets  map[SetName]*nftables.Set
+
+	// last is what the kernel holds, as far as this back end knows; nil
+	// forces a full sync.
+	last *Ruleset
+	// cleanedOther records that the iptables back end's objects were
+	// removed (done once, before the first full sync).
+	cleanedOther bool
+	// cleanupOther removes the other back end's objects; nil skips it.
+	cleanupOther func(ctx context.Context) error
+
+	// beforeFlush, when set (by tests), is called with each batch before
+	// it is sent; an error it queues makes the kernel refuse the batch.
+	beforeFlush func(c *nftables.Conn, batch int)
+}
+
+func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
+	b := &nftBackend{cfg: *cfg}
+	capture := func(c *netlink.Conn) error {
+		b.nl = c
+		// Buffers are sized here because a socket option turns off the
+		// library's own sizing; batches resize the send buffer.
+		if err := c.SetReadBuffer(8 << 20); err != nil {
+			return err
+		}
+		return c.SetWriteBuffer(4 << 20)
+	}
+	opts := []nftables.ConnOption{nftables.AsLasting(), nftables.WithSockOptions(capture)}
+	if cfg.NetNS > 0 {
+		opts = append(opts, nftables.WithNetNSFd(int(cfg.NetNS)))
+	}
+	conn, err := nftables.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("nftables: opening netlink socket: %w", err)
+	}
+	b.conn = conn
+	fam := nftables.TableFamilyIPv4
+	if cfg.Family == IPv6 {
+		fam = nftables.TableFamilyIPv6
+	}
+	b.table = &nftables.Table{Name: cfg.Table, Family: fam}
+	if _, err := conn.ListTablesOfFamily(fam); err != nil {
+		conn.CloseLasting()
+		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EPROTONOSUPPORT) || errors.Is(err, unix.ENOENT) {
+			return nil, fmt.Errorf("nftables: the kernel has no nf_tables (module nf_tables): %w: %w", ErrNotSupported, err)
+		}
+		return nil, fmt.Errorf("nftables: listing tables: %w", err)
+	}
+	b.cleanupOther = func(ctx context.Context) error {
+		return cleanupIPTablesObjects(ctx, cfg.NetNS, cfg.Family)
+	}
+	return b, nil
+}
+
+func (b *nftBackend) close() error { return b.conn.CloseLasting() }
+
+// flush sends the queued batch, bounded by ctx, with a send buffer of at
+// least size bytes.
+func (b *nftBackend) flush(ctx context.Context, size int, batch int) error {
+	if b.beforeFlush != nil {
+		b.beforeFlush(b.conn, batch)
+	}
+	if size > 4<<20 {
+		if err := b.nl.SetWriteBuffer(size); err != nil {
+			return err
+		}
+	}
+	if d, ok := ctx.Deadline(); ok {
+		b.nl.SetDeadline(d)
+	}
+	stop := context.AfterFunc(ctx, func() { b.nl.SetDeadline(time.Unix(1, 0)) })
+	err := b.conn.Flush()
+	if !stop() {
+		// ctx ended during the call; its error is the cause.
+		err = errors.Join(ctx.Err(), err)
+	}
+	b.nl.SetDeadline(time.Time{})
+	return err
+}
+
+func (b *nftBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if f := r.family(); f != b.cfg.Family {
+		return &ValidationError{Field: "Family", Value: f.String(), Reason: "this back end applies " + b.cfg.Family.String()}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if full || b.last == nil || b.last.Options != r.Options {
+		return b.fullSync(ctx, r)
+	}
+	return b.incremental(ctx, r)
+}
+
+func (b *nftBackend) repair(ctx context.Context) error {
+	if b.last == nil {
+		return nil
+	}
+	return b.fullSync(ctx, b.last)
+}
+
+func (b *nftBackend) fullSync(ctx context.Context, r *Ruleset) error {
+	if !b.cleanedOther && b.cleanupOther != nil {
+		if err := b.cleanupOther(ctx); err != nil {
+			return fmt.Errorf("nftables: removing the iptables back end's objects: %w", err)
+		}
+		b.cleanedOther = true
+	}
+	b.last = nil
+	c, t := b.conn, b.table
+	// Add then delete: deletes any old table (whatever its sets' types or
+	// chains' priorities) without failing when there is none.
+	c.AddTable(t)
+	c.DelTable(t)
+	c.AddTable(t)
+	sets := make(map[SetName]*nftables.Set, numSets)
+	ids := make(setRefs, numSets)
+	size := 1 << 20
+	for _, s := range Sets() {
+		spec := nftSetSpec(t, b.cfg.Family, s)
+		ms := nftMembers(r, s)
+		size += len(ms) * 96
+		if err := c.AddSet(spec, nftElems(s, ms)); err != nil {
+			b.flushDiscard()
+			return fmt.Errorf("nftables: full sync of table %s: set %s: %w", t.Name, s, err)
+		}
+		sets[s], ids[s] = spec, spec.ID
+	}
+	// All chains first: a rule may jump to a chain defined after its own.
+	chains := nftChains(r, ids)
+	made := make([]*nftables.Chain, len(chains))
+	for i, ch := range chains {
+		chain := &nftables.Chain{Name: ch.name, Table: t}
+		if ch.base != nil {
+			chain.Type = nftables.ChainType(ch.base.typ)
+			chain.Hooknum = nftHook(ch.base.hook)
+			chain.Priority = nftables.ChainPriorityRef(nftables.ChainPriority(ch.base.prio))
+			accept := nftables.ChainPolicyAccept
+			chain.Policy = &accept
+		}
+		made[i] = c.AddChain(chain)
+	}
+	for i, ch := range chains {
+		for _, rl := range ch.rules {
+			c.AddRule(&nftables.Rule{Table: t, Chain: made[i], Exprs: exprs(rl.exprs)})
+			size += 1024
+		}
+	}
+	if err := b.flush(ctx, size, 0); err != nil {
+		return fmt.Errorf("nftables: full sync of table %s %s: %w", b.cfg.Family, t.Name, err)
+	}
+	b.sets = sets
+	b.last = r.Clone()
+	return nil
+}
+
+// flushDiscard drops a half-queued batch (the library keeps its first
+// error and discards the queue on the next Flush).
+func (b *nftBackend) flushDiscard() { _ = b.conn.Flush() }
+
+func nftHook(h string) *nftables.ChainHook {
+	switch h {
+	case "prerouting":
+		return nftables.ChainHookPrerouting
+	case "input":
+		return nftables.ChainHookInput
+	case "forward":
+		return nftables.ChainHookForward
+	case "output":
+		return nftables.ChainHookOutput
+	}
+	return nftables.ChainHookPostrouting
+}
+
+// elemOp is a batch of element deletes or adds for one set.
+type elemOp struct {
+	set   SetName
+	del   bool
+	elems []Member
+}
+
+func (b *nftBackend) incremental(ctx context.Context, r *Ruleset) error {
+	var dels, adds []elemOp
+	for _, s := range Sets() {
+		add, del := diffMembers(nftMembers(r, s), nftMembers(b.last, s))
+		if len(del) > 0 {
+			dels = append(dels, elemOp{s, true, del})
+		}
+		if len(add) > 0 {
+			adds = append(adds, elemOp{s, false, add})
+		}
+	}
+	ops := append(dels, adds...)
+	if len(ops) == 0 {
+		return nil
+	}
+	// Cut into batches of at most MaxBatchElements elements, deletes first.
+	max := b.cfg.MaxBatchElements
+	var batches [][]elemOp
+	var cur []elemOp
+	n := 0
+	for _, op := range ops {
+		for len(op.elems) > 0 {
+			k := min(len(op.elems), max-n)
+			cur = append(cur, elemOp{op.set, op.del, op.elems[:k]})
+			op.elems = op.elems[k:]
+			if n += k; n == max {
+				batches, cur, n = append(batches, cur), nil, 0
+			}
+		}
+	}
+	if len(cur) > 0 {
+		batches = append(batches, cur)
+	}
+	for i, batch := range batches {
+		size := 1 << 20
+		for _, op := range batch {
+			spec := b.sets[op.set]
+			var err error
+			if op.del {
+				err = b.conn.SetDeleteElements(spec, nftElems(op.set, op.elems))
+			} else {
+				err = b.conn.SetAddElements(spec, nftElems(op.set, op.elems))
+			}
+			if err != nil {
+				b.flushDiscard()
+				b.last = nil
+				return fmt.Errorf("nftables: set %s: %w", op.set, err)
+			}
+			size += len(op.elems) * 96
+		}
+		if err := b.flush(ctx, size, i); err != nil {
+			b.last = nil
+			return fmt.Errorf("nftables: incremental sync of table %s %s (batch %d of %d): %w", b.cfg.Family, b.table.Name, i+1, len(batches), err)
+		}
+	}
+	b.last = r.Clone()
+	return nil
+}
+
+func (b *nftBackend) cleanup(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.last = nil
+	b.conn.AddTable(b.table)
+	b.conn.DelTable(b.table)
+	if err := b.flush(ctx, 0, 0); err != nil {
+		return fmt.Errorf("nftables: deleting table %s %s: %w", b.cfg.Family, b.table.Name, err)
+	}
+	return nil
+}
+
+// cleanupNFTObjects deletes the nftables back end's table of family fam in
+// namespace ns (used when the iptables back end takes over). A kernel
+// without nf_tables has none.
+func cleanupNFTObjects(ctx context.Context, ns netns.NsHandle, fam Family, table string) error {
+	deadline := func(c *netlink.Conn) error {
+		if d, ok := ctx.Deadline(); ok {
+			return c.SetDeadline(d)
+		}
+		return nil
+	}
+	opts := []nftables.ConnOption{nftables.WithSockOptions(deadline)}
+	if ns > 0 {
+		opts = append(opts, nftables.WithNetNSFd(int(ns)))
+	}
+	conn, err := nftables.New(opts...)
+	if err != nil {
+		return err
+	}
+	t := &nftables.Table{Name: table, Family: nftables.TableFamilyIPv4}
+	if fam == IPv6 {
+		t.Family = nftables.TableFamilyIPv6
+	}
+	conn.AddTable(t)
+	conn.DelTable(t)
+	err = conn.Flush()
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EPROTONOSUPPORT) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,104 @@
+package iptables
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/vishvananda/netns"
+)
+
+// DefaultMaxBatchElements bounds the set elements one incremental sync sends
+// in one nftables batch when NFTablesConfig.MaxBatchElements is zero.
+const DefaultMaxBatchElements = 50000
+
+// NFTablesConfig configures the nftables back end. A nil *NFTablesConfig
+// means the defaults.
+type NFTablesConfig struct {
+	// NetNS is the network namespace to work in, chosen once at
+	// construction; the zero value means the current one.
+	NetNS netns.NsHandle
+	// Family is the family of the rulesets this back end applies; zero
+	// means IPv4. The table is in nft family ip (IPv4) or ip6 (IPv6).
+	Family Family
+	// Table is the name of the owned table; empty means DefaultTable.
+	Table string
+	// MaxBatchElements bounds the set elements (deletes plus adds) an
+	// incremental sync sends per batch; a larger delta is sent as several
+	// batches, each atomic. Zero means DefaultMaxBatchElements. A full sync
+	// is always one batch (the table is re-created atomically); the
+	// library splits its elements into messages of at most 64 KiB.
+	MaxBatchElements int
+}
+
+// NFTables is the nftables back end: the ruleset in a table of its own
+// (table ip ipvskit or table ip6 ipvskit), sets with concatenated keys in
+// place of ipsets, written over netlink through github.com/google/nftables
+// (no nft binary). It keeps what it last applied in memory: a sync with a
+// changed ruleset sends only the changed set elements, all sets in one
+// batch; the first sync, a change of Options and any sync after a failure
+// re-create the whole table in one batch. It never reads the table back to
+// sync. It is not safe for concurrent use.
+//
+// An nftables accept ends processing only in this table: another table (for
+// example iptables-nft's filter table) can still drop the packet. So the
+// iptables back end's ACCEPT rules in KUBE-FORWARD and the health-check
+// KUBE-NODE-PORT chain have no equivalent here: the host firewall must
+// allow that traffic itself. For the same reason the physdev test of the
+// external-IP accept rules is left out.
+type NFTables struct{ b *nftBackend }
+
+// NewNFTables opens a netlink socket to nf_tables in cfg.NetNS. It does not
+// change anything until the first Apply. An error wrapping ErrNotSupported
+// means the kernel lacks nf_tables.
+func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
+	c := NFTablesConfig{}
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Family == 0 {
+		c.Family = IPv4
+	}
+	if c.Table == "" {
+		c.Table = DefaultTable
+	}
+	if c.MaxBatchElements == 0 {
+		c.MaxBatchElements = DefaultMaxBatchElements
+	}
+	if !c.Family.valid() {
+		return nil, &ValidationError{Field: "NFTablesConfig.Family", Value: c.Family.String(), Reason: "must be IPv4 or IPv6"}
+	}
+	if err := checkTableName(c.Table); err != nil {
+		return nil, err
+	}
+	if c.MaxBatchElements < 0 {
+		return nil, &ValidationError{Field: "NFTablesConfig.MaxBatchElements", Value: strconv.Itoa(c.MaxBatchElements), Reason: "must not be negative"}
+	}
+	b, err := newNFTBackend(&c)
+	if err != nil {
+		return nil, err
+	}
+	return &NFTables{b: b}, nil
+}
+
+// Apply makes the kernel hold r: it validates r (nothing is sent if that
+// fails), then sends the difference from what it last applied, or
+// re-creates the table when there is nothing to diff against. With no
+// change it sends nothing. If it fails, the next Apply re-creates the table.
+func (n *NFTables) Apply(ctx context.Context, r *Ruleset) error { return n.b.apply(ctx, r, false) }
+
+// ApplyFull is Apply, always re-creating the table in one batch.
+func (n *NFTables) ApplyFull(ctx context.Context, r *Ruleset) error { return n.b.apply(ctx, r, true) }
+
+// Repair re-creates the table from the last applied ruleset, undoing any
+// change made to it by others. It does nothing before the first Apply.
+func (n *NFTables) Repair(ctx context.Context) error { return n.b.repair(ctx) }
+
+// Cleanup deletes the owned table (nothing else) and forgets the last
+// applied state. A missing table is not an error.
+func (n *NFTables) Cleanup(ctx context.Context) error { return n.b.cleanup(ctx) }
+
+// Render returns r as the `nft -f` script a full sync is equivalent to.
+func (n *NFTables) Render(r *Ruleset) (string, error) { return RenderNFT(r, n.b.cfg.Table) }
+
+// Close releases the socket. It does not change the kernel's state.
+func (n *NFTables) Close() error { return n.b.close() }
