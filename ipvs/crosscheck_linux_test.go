@@ -96,12 +96,6 @@ var crossCases = []crossCase{
 	},
 }
 
-// withFamily fills in what the kernel always reports.
-func withFamily(s Service) Service {
-	s.Family = s.Key().Family
-	return s
-}
-
 func destsWithFamily(ds []Destination) []Destination {
 	out := slices.Clone(ds)
 	for i := range out {

@@ -1,7 +1,6 @@
 package ipvs
 
 import (
-	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -47,8 +46,6 @@ func sortedCopy(s []string) []string {
 	slices.Sort(s)
 	return s
 }
-
-func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 func diffLines(t *testing.T, what string, want, got []string) {
 	t.Helper()

@@ -121,9 +121,11 @@ type Persistence struct {
 
 	// PrefixLen groups clients by network for persistence: clients whose
 	// addresses share their first PrefixLen bits go to one destination.
-	// 0 means the full address length (32 or 128: each client on its own).
-	// On the wire it is a netmask for IPv4 services and a prefix length for
-	// IPv6 ones; this one field covers both.
+	// 0 means the full address length (32 or 128: each client on its own);
+	// the full length itself means the same, and values read back from the
+	// kernel always say 0 for it. On the wire it is a netmask for IPv4
+	// services and a prefix length for IPv6 ones; this one field covers
+	// both.
 	PrefixLen uint8
 }
 
