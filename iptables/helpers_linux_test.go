@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,7 +133,12 @@ func wantIPSetMembers(r *Ruleset) []string {
 			continue
 		}
 		for _, m := range r.Members(s) {
-			out = append(out, "add "+s.IPSetName(r.family())+" "+m.String())
+			// ipset prints a host network as a bare address.
+			line := "add " + s.IPSetName(r.family()) + " " + m.String()
+			if m.Net.IsValid() && m.Net.IsSingleIP() {
+				line = strings.TrimSuffix(line, "/"+strconv.Itoa(m.Net.Bits()))
+			}
+			out = append(out, line)
 		}
 	}
 	slices.Sort(out)

@@ -74,7 +74,7 @@ func renderIPTables(r *Ruleset) (filter, nat *iptTable) {
 	name := func(s SetName) string { return s.IPSetName(f) }
 	nonEmpty := func(s SetName) bool { return r.Len(s) > 0 }
 	match := func(s SetName, flags string) string {
-		return fmt.Sprintf(`-m comment --comment "%s" -m set --match-set %s %s`, s.comment(), name(s), flags)
+		return fmt.Sprintf(`-m comment --comment %s -m set --match-set %s %s`, saveQuote(s.comment()), name(s), flags)
 	}
 	mark := fmt.Sprintf("%#x", o.mark())
 
@@ -207,4 +207,10 @@ func RenderIPTablesJumps() string {
 		fmt.Fprintf(&b, "%s %s\n", j.table, j.line())
 	}
 	return b.String()
+}
+
+// saveQuote quotes a comment as iptables-save prints it: in double quotes,
+// with quotes of either kind escaped by a backslash.
+func saveQuote(s string) string {
+	return `"` + strings.NewReplacer(`"`, `\"`, `'`, `\'`).Replace(s) + `"`
 }
