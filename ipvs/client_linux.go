@@ -197,9 +197,13 @@ func (c *client) apply(ctx context.Context, b *Batch) error {
 	if len(ops) == 0 {
 		return nil
 	}
+	// One buffer for every request (about 100 bytes each), sliced per message.
 	msgs := make([]netlink.Message, len(ops))
+	buf := make([]byte, 0, 128*len(ops))
 	for i, op := range ops {
-		msgs[i] = netlink.Message{Header: netlink.Header{Type: c.family}, Data: opRequest(op)}
+		start := len(buf)
+		buf = appendOpRequest(buf, op)
+		msgs[i] = netlink.Message{Header: netlink.Header{Type: c.family}, Data: buf[start:len(buf):len(buf)]}
 	}
 	errs, err := c.conn.Batch(ctx, msgs, nlconn.BatchOptions{StopOnError: b.StopOnError})
 	be := &BatchError{Total: len(ops)}

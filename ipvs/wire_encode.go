@@ -4,9 +4,6 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"time"
-
-	"github.com/mdlayher/genetlink"
-	"github.com/mdlayher/netlink"
 )
 
 // This file builds the generic netlink payloads (genetlink header and
@@ -14,67 +11,121 @@ import (
 // include/uapi/linux/ip_vs.h and the parsers in
 // net/netfilter/ipvs/ip_vs_ctl.c (ip_vs_genl_parse_service,
 // ip_vs_genl_parse_dest, ip_vs_genl_new_daemon, ip_vs_genl_set_config).
+//
+// Requests are appended to a caller's buffer without other allocations:
+// a batch of 100,000 requests is encoded into one slice.
 
-// genlPayload wraps attrs in a genetlink header for cmd.
-func genlPayload(cmd uint8, attrs []byte) []byte {
-	b, _ := (&genetlink.Message{
-		Header: genetlink.Header{Command: cmd, Version: genlVersion},
-		Data:   attrs,
-	}).MarshalBinary() // cannot fail: a genetlink Message always marshals
-	return b
+// enc appends netlink attributes (struct nlattr: u16 length, u16 type, the
+// payload padded to 4 bytes) in host byte order.
+type enc struct{ b []byte }
+
+const nlaNested = 0x8000 // NLA_F_NESTED
+
+func (e *enc) attr(typ uint16, payload []byte) {
+	ne := binary.NativeEndian
+	e.b = ne.AppendUint16(e.b, uint16(4+len(payload)))
+	e.b = ne.AppendUint16(e.b, typ)
+	e.b = append(e.b, payload...)
+	e.pad()
 }
 
-// encode runs f on a fresh encoder and returns the attributes. The encoders
-// below never fail (they only put fixed-size values and strings validated
-// beforehand), so an error here is a bug worth a loud failure in tests: it
-// surfaces as an empty payload, which the kernel refuses with EINVAL.
-func encode(f func(ae *netlink.AttributeEncoder)) []byte {
-	ae := netlink.NewAttributeEncoder()
-	f(ae)
-	b, err := ae.Encode()
-	if err != nil {
-		return nil
+func (e *enc) pad() {
+	for len(e.b)%4 != 0 {
+		e.b = append(e.b, 0)
 	}
-	return b
+}
+
+func (e *enc) u8(typ uint16, v uint8) { e.attr(typ, []byte{v}) }
+
+func (e *enc) u16(typ uint16, v uint16) {
+	var p [2]byte
+	binary.NativeEndian.PutUint16(p[:], v)
+	e.attr(typ, p[:])
+}
+
+func (e *enc) u32(typ uint16, v uint32) {
+	var p [4]byte
+	binary.NativeEndian.PutUint32(p[:], v)
+	e.attr(typ, p[:])
 }
 
 // be16 is a network-order 16-bit value, as nla_get_be16 reads it.
-func be16(v uint16) []byte { return binary.BigEndian.AppendUint16(nil, v) }
+func (e *enc) be16(typ uint16, v uint16) {
+	var p [2]byte
+	binary.BigEndian.PutUint16(p[:], v)
+	e.attr(typ, p[:])
+}
 
-// addrBytes is an address in the kernel's union nf_inet_addr: 4 bytes for
-// IPv4 (nla_memcpy zero-fills the rest), 16 for IPv6.
-func addrBytes(a netip.Addr) []byte { return a.AsSlice() }
+// str is a NUL-terminated string (NLA_NUL_STRING).
+func (e *enc) str(typ uint16, s string) {
+	ne := binary.NativeEndian
+	e.b = ne.AppendUint16(e.b, uint16(4+len(s)+1))
+	e.b = ne.AppendUint16(e.b, typ)
+	e.b = append(e.b, s...)
+	e.b = append(e.b, 0)
+	e.pad()
+}
+
+// addr is an address in the kernel's union nf_inet_addr: 4 bytes for IPv4
+// (nla_memcpy zero-fills the rest), 16 for IPv6.
+func (e *enc) addr(typ uint16, a netip.Addr) {
+	if a.Is4() {
+		p := a.As4()
+		e.attr(typ, p[:])
+		return
+	}
+	p := a.As16()
+	e.attr(typ, p[:])
+}
+
+// nest starts a nested attribute; end closes it.
+func (e *enc) nest(typ uint16) int {
+	off := len(e.b)
+	e.b = append(e.b, 0, 0, 0, 0)
+	binary.NativeEndian.PutUint16(e.b[off+2:], typ|nlaNested)
+	return off
+}
+
+func (e *enc) end(off int) {
+	binary.NativeEndian.PutUint16(e.b[off:], uint16(len(e.b)-off))
+}
+
+// genl starts a request: struct genlmsghdr (cmd, version, reserved).
+func genl(b []byte, cmd uint8) enc { return enc{append(b, cmd, genlVersion, 0, 0)} }
 
 // netmask is IPVS_SVC_ATTR_NETMASK for a persistence prefix length: a
 // network-order mask for IPv4 services, the prefix length itself (host
 // order) for IPv6 ones (ip_vs_ctl.c compares it with 1..128).
-func netmask(f Family, prefixLen uint8) []byte {
+func netmask(f Family, prefixLen uint8) [4]byte {
+	var p [4]byte
 	bits := f.bits()
 	n := int(prefixLen)
 	if n == 0 || n > bits {
 		n = bits
 	}
 	if f == IPv6 {
-		return binary.NativeEndian.AppendUint32(nil, uint32(n))
+		binary.NativeEndian.PutUint32(p[:], uint32(n))
+		return p
 	}
 	mask := uint32(0)
 	if n > 0 {
 		mask = ^uint32(0) << (32 - n)
 	}
-	return binary.BigEndian.AppendUint32(nil, mask)
+	binary.BigEndian.PutUint32(p[:], mask)
+	return p
 }
 
-// putServiceKey writes the identifying attributes of a service.
-func putServiceKey(ae *netlink.AttributeEncoder, k ServiceKey) {
+// serviceKey writes the identifying attributes of a service.
+func (e *enc) serviceKey(k ServiceKey) {
 	k = k.normal()
-	ae.Uint16(svcAttrAF, uint16(k.Family))
+	e.u16(svcAttrAF, uint16(k.Family))
 	if k.FWMark != 0 {
-		ae.Uint32(svcAttrFWMark, k.FWMark)
+		e.u32(svcAttrFWMark, k.FWMark)
 		return
 	}
-	ae.Uint16(svcAttrProtocol, uint16(k.Protocol))
-	ae.Bytes(svcAttrAddr, addrBytes(k.Addr))
-	ae.Bytes(svcAttrPort, be16(k.Port))
+	e.u16(svcAttrProtocol, uint16(k.Protocol))
+	e.addr(svcAttrAddr, k.Addr)
+	e.be16(svcAttrPort, k.Port)
 }
 
 // svcFlags returns the kernel's flag word for s.
@@ -89,144 +140,153 @@ func svcFlags(s Service) uint32 {
 	return f
 }
 
-// putService writes a full service: identity and configuration. The flags go
-// with an all-ones mask, so the kernel replaces every flag.
-func putService(ae *netlink.AttributeEncoder, s Service) {
-	putServiceKey(ae, s.Key())
-	ae.String(svcAttrSchedName, s.Scheduler)
+// service writes a full service: identity and configuration. The flags go
+// with an all-ones mask (struct ip_vs_flags), so the kernel replaces them all.
+func (e *enc) service(s Service) {
+	k := s.Key()
+	e.serviceKey(k)
+	e.str(svcAttrSchedName, s.Scheduler)
 	if s.PersistenceEngine != "" {
-		ae.String(svcAttrPEName, s.PersistenceEngine)
+		e.str(svcAttrPEName, s.PersistenceEngine)
 	}
-	flags := binary.NativeEndian.AppendUint32(nil, svcFlags(s)) // struct ip_vs_flags.flags
-	flags = binary.NativeEndian.AppendUint32(flags, ^uint32(0)) // .mask
-	ae.Bytes(svcAttrFlags, flags)
-	ae.Uint32(svcAttrTimeout, uint32(s.Persistence.Timeout/time.Second))
-	ae.Bytes(svcAttrNetmask, netmask(s.Key().Family, s.Persistence.PrefixLen))
+	var flags [8]byte
+	binary.NativeEndian.PutUint32(flags[:4], svcFlags(s))
+	binary.NativeEndian.PutUint32(flags[4:], ^uint32(0))
+	e.attr(svcAttrFlags, flags[:])
+	e.u32(svcAttrTimeout, uint32(s.Persistence.Timeout/time.Second))
+	nm := netmask(k.Family, s.Persistence.PrefixLen)
+	e.attr(svcAttrNetmask, nm[:])
 }
 
-// putDest writes a destination; full adds its configuration.
-func putDest(ae *netlink.AttributeEncoder, svcFamily Family, d Destination, full bool) {
-	ae.Bytes(destAttrAddr, addrBytes(d.Addr))
-	ae.Bytes(destAttrPort, be16(d.Port))
+// dest writes a destination; full adds its configuration. The address
+// family is always sent (the kernel otherwise assumes the service's).
+func (e *enc) dest(svcFamily Family, d Destination, full bool) {
+	e.addr(destAttrAddr, d.Addr)
+	e.be16(destAttrPort, d.Port)
 	f := d.family()
 	if f == 0 {
 		f = svcFamily
 	}
-	ae.Uint16(destAttrAddrFamily, uint16(f))
+	e.u16(destAttrAddrFamily, uint16(f))
 	if !full {
 		return
 	}
-	ae.Uint32(destAttrFwdMethod, uint32(d.Forward))
-	ae.Uint32(destAttrWeight, d.Weight)
-	ae.Uint32(destAttrUThresh, d.UpperThreshold)
-	ae.Uint32(destAttrLThresh, d.LowerThreshold)
+	e.u32(destAttrFwdMethod, uint32(d.Forward))
+	e.u32(destAttrWeight, d.Weight)
+	e.u32(destAttrUThresh, d.UpperThreshold)
+	e.u32(destAttrLThresh, d.LowerThreshold)
 	if d.Forward == Tunnel {
-		ae.Uint8(destAttrTunType, uint8(d.TunnelType))
-		ae.Bytes(destAttrTunPort, be16(d.TunnelPort))
-		ae.Uint16(destAttrTunFlags, uint16(d.TunnelFlags))
+		e.u8(destAttrTunType, uint8(d.TunnelType))
+		e.be16(destAttrTunPort, d.TunnelPort)
+		e.u16(destAttrTunFlags, uint16(d.TunnelFlags))
 	}
 }
 
-// serviceRequest is NEW/SET_SERVICE (full) or DEL/GET_SERVICE, ZERO, GET_DEST
-// (identity only).
-func serviceRequest(cmd uint8, s Service, full bool) []byte {
-	return genlPayload(cmd, encode(func(ae *netlink.AttributeEncoder) {
-		ae.Nested(cmdAttrService, func(nae *netlink.AttributeEncoder) error {
-			if full {
-				putService(nae, s)
-			} else {
-				putServiceKey(nae, s.Key())
-			}
-			return nil
-		})
-	}))
+// appendServiceRequest appends NEW/SET_SERVICE (full) or DEL/GET_SERVICE,
+// ZERO, GET_DEST (identity only) to b.
+func appendServiceRequest(b []byte, cmd uint8, s Service, full bool) []byte {
+	e := genl(b, cmd)
+	n := e.nest(cmdAttrService)
+	if full {
+		e.service(s)
+	} else {
+		e.serviceKey(s.Key())
+	}
+	e.end(n)
+	return e.b
 }
 
-// destRequest is NEW/SET_DEST (full) or DEL_DEST.
-func destRequest(cmd uint8, k ServiceKey, d Destination, full bool) []byte {
+// appendDestRequest appends NEW/SET_DEST (full) or DEL_DEST to b.
+func appendDestRequest(b []byte, cmd uint8, k ServiceKey, d Destination, full bool) []byte {
 	k = k.normal()
-	return genlPayload(cmd, encode(func(ae *netlink.AttributeEncoder) {
-		ae.Nested(cmdAttrService, func(nae *netlink.AttributeEncoder) error {
-			putServiceKey(nae, k)
-			return nil
-		})
-		ae.Nested(cmdAttrDest, func(nae *netlink.AttributeEncoder) error {
-			putDest(nae, k.Family, d, full)
-			return nil
-		})
-	}))
+	e := genl(b, cmd)
+	n := e.nest(cmdAttrService)
+	e.serviceKey(k)
+	e.end(n)
+	n = e.nest(cmdAttrDest)
+	e.dest(k.Family, d, full)
+	e.end(n)
+	return e.b
 }
 
-// opRequest is the request for one batch operation.
-func opRequest(op Op) []byte {
+// appendOpRequest appends the request for one batch operation to b.
+func appendOpRequest(b []byte, op Op) []byte {
 	switch op.Kind {
 	case OpAddService:
-		return serviceRequest(cmdNewService, op.Service, true)
+		return appendServiceRequest(b, cmdNewService, op.Service, true)
 	case OpUpdateService:
-		return serviceRequest(cmdSetService, op.Service, true)
+		return appendServiceRequest(b, cmdSetService, op.Service, true)
 	case OpDeleteService:
-		return serviceRequest(cmdDelService, op.Service, false)
+		return appendServiceRequest(b, cmdDelService, op.Service, false)
 	case OpAddDestination:
-		return destRequest(cmdNewDest, op.Service.Key(), op.Destination, true)
+		return appendDestRequest(b, cmdNewDest, op.Service.Key(), op.Destination, true)
 	case OpUpdateDestination:
-		return destRequest(cmdSetDest, op.Service.Key(), op.Destination, true)
+		return appendDestRequest(b, cmdSetDest, op.Service.Key(), op.Destination, true)
 	case OpDeleteDestination:
-		return destRequest(cmdDelDest, op.Service.Key(), op.Destination, false)
+		return appendDestRequest(b, cmdDelDest, op.Service.Key(), op.Destination, false)
 	}
-	return nil
+	return b
 }
+
+func serviceRequest(cmd uint8, s Service, full bool) []byte {
+	return appendServiceRequest(nil, cmd, s, full)
+}
+
+func destRequest(cmd uint8, k ServiceKey, d Destination, full bool) []byte {
+	return appendDestRequest(nil, cmd, k, d, full)
+}
+
+func opRequest(op Op) []byte { return appendOpRequest(nil, op) }
 
 // daemonRequest is NEW_DAEMON.
 func daemonRequest(d Daemon) []byte {
-	return genlPayload(cmdNewDaemon, encode(func(ae *netlink.AttributeEncoder) {
-		ae.Nested(cmdAttrDaemon, func(nae *netlink.AttributeEncoder) error {
-			nae.Uint32(daemonAttrState, uint32(d.State))
-			nae.String(daemonAttrMcastIfn, d.Interface)
-			nae.Uint32(daemonAttrSyncID, d.SyncID)
-			if d.MaxLen != 0 {
-				nae.Uint16(daemonAttrSyncMaxLen, d.MaxLen)
-			}
-			switch {
-			case d.Group.Is4():
-				nae.Bytes(daemonAttrMcastGroup, addrBytes(d.Group))
-			case d.Group.Is6():
-				nae.Bytes(daemonAttrMcastGroup6, addrBytes(d.Group))
-			}
-			if d.Port != 0 {
-				nae.Uint16(daemonAttrMcastPort, d.Port)
-			}
-			if d.TTL != 0 {
-				nae.Uint8(daemonAttrMcastTTL, d.TTL)
-			}
-			return nil
-		})
-	}))
+	e := genl(nil, cmdNewDaemon)
+	n := e.nest(cmdAttrDaemon)
+	e.u32(daemonAttrState, uint32(d.State))
+	e.str(daemonAttrMcastIfn, d.Interface)
+	e.u32(daemonAttrSyncID, d.SyncID)
+	if d.MaxLen != 0 {
+		e.u16(daemonAttrSyncMaxLen, d.MaxLen)
+	}
+	switch {
+	case d.Group.Is4():
+		e.addr(daemonAttrMcastGroup, d.Group)
+	case d.Group.Is6():
+		e.addr(daemonAttrMcastGroup6, d.Group)
+	}
+	if d.Port != 0 {
+		e.u16(daemonAttrMcastPort, d.Port) // host order: nla_get_u16
+	}
+	if d.TTL != 0 {
+		e.u8(daemonAttrMcastTTL, d.TTL)
+	}
+	e.end(n)
+	return e.b
 }
 
 // delDaemonRequest is DEL_DAEMON.
 func delDaemonRequest(state DaemonState) []byte {
-	return genlPayload(cmdDelDaemon, encode(func(ae *netlink.AttributeEncoder) {
-		ae.Nested(cmdAttrDaemon, func(nae *netlink.AttributeEncoder) error {
-			nae.Uint32(daemonAttrState, uint32(state))
-			return nil
-		})
-	}))
+	e := genl(nil, cmdDelDaemon)
+	n := e.nest(cmdAttrDaemon)
+	e.u32(daemonAttrState, uint32(state))
+	e.end(n)
+	return e.b
 }
 
 // setConfigRequest is SET_CONFIG; zero timeouts are left out (unchanged).
 func setConfigRequest(t Timeouts) []byte {
-	return genlPayload(cmdSetConfig, encode(func(ae *netlink.AttributeEncoder) {
-		for _, a := range []struct {
-			typ uint16
-			v   time.Duration
-		}{{cmdAttrTimeoutTCP, t.TCP}, {cmdAttrTimeoutTCPFin, t.TCPFin}, {cmdAttrTimeoutUDP, t.UDP}} {
-			if a.v != 0 {
-				ae.Uint32(a.typ, uint32(a.v/time.Second))
-			}
+	e := genl(nil, cmdSetConfig)
+	for _, a := range []struct {
+		typ uint16
+		v   time.Duration
+	}{{cmdAttrTimeoutTCP, t.TCP}, {cmdAttrTimeoutTCPFin, t.TCPFin}, {cmdAttrTimeoutUDP, t.UDP}} {
+		if a.v != 0 {
+			e.u32(a.typ, uint32(a.v/time.Second))
 		}
-	}))
+	}
+	return e.b
 }
 
 // emptyRequest is a command without attributes (GET_INFO, GET_CONFIG,
 // GET_SERVICE dump, GET_DAEMON, FLUSH, ZERO of everything).
-func emptyRequest(cmd uint8) []byte { return genlPayload(cmd, nil) }
+func emptyRequest(cmd uint8) []byte { return genl(nil, cmd).b }
