@@ -1,4 +1,110 @@
-// Package iptables will hold the service proxy's netfilter rules as one
-// model, with an iptables-restore back end over ipsets and a native nftables
-// back end. It is not written yet.
+// Package iptables holds the service proxy's netfilter rules as one model,
+// with two back ends that apply it: one that writes kube-proxy IPVS mode's
+// iptables chains with iptables-restore over ipsets, and one that writes a
+// table of its own through nf_tables, with nft sets in place of the ipsets.
+//
+// # The model
+//
+// A Ruleset is the whole desired state of one address family: Options (the
+// switches that shape the rules: MasqueradeAll, the local-traffic detector,
+// the masquerade mark bit, the VIP access filter, the node source-range
+// filter) and the members of the proxy's sets, each a SetName (ClusterIP,
+// LoopBack, LoadBalancerSourceCIDR, NodePortTCP, IPVSIPs, ...) whose Shape
+// says which Member fields it holds. Members are values (netip addresses and
+// prefixes, protocols, ports), never strings. Validate checks everything and
+// returns a *ValidationError naming the field and the value; both back ends
+// validate before they touch the kernel, so a bad Ruleset changes nothing.
+//
+// # The back ends
+//
+// IPTables and NFTables both implement Backend, the interface the proxier
+// uses. Each is bound to one family and one network namespace at
+// construction, keeps what it last applied in memory, and on Apply sends only
+// the difference: set members added and deleted, all in as few kernel calls
+// as possible. Neither reads the kernel back to sync.
+//
+//   - IPTables writes the owned chains of the nat and filter tables with
+//     iptables-restore --noflush (atomic per table; foreign chains and rules
+//     are untouched), legacy or nft flavor, ip6tables for IPv6. The jump
+//     rules from the built-in chains are inserted by the first Apply and by
+//     Repair, not checked on every sync. Its sets are ipsets written through
+//     package ipset (netlink, no ipset binary): replaced atomically on a full
+//     sync, changed by deltas otherwise; the rules are rewritten only when
+//     they change (a set turning empty or non-empty, an option).
+//   - NFTables writes table ip ipvskit (or ip6) over netlink with
+//     github.com/google/nftables (no nft binary). A full sync re-creates the
+//     table in one atomic batch; an incremental sync sends the element deltas
+//     of all sets in one batch (bounded by MaxBatchElements). Its chains sit
+//     at priorities that order correctly around IPVS's hooks: the nat chains
+//     at -100 (prerouting, output) and 100 (postrouting), the filters that
+//     must see a VIP as destination before IPVS rewrites it at 0 (input,
+//     forward) and -110 (output). It needs net.ipv4.vs.conntrack=1 for the
+//     masquerade after IPVS to happen (package sysctl sets it).
+//
+// What nftables cannot do: an accept in one nftables table does not stop
+// another table (iptables-nft's filter table, a firewall's own table) from
+// dropping the packet. So the iptables back end's ACCEPT rules that exist
+// to override a default-DROP policy (KUBE-FORWARD, and the health-check
+// accept in the filter KUBE-NODE-PORT chain) have no equivalent in the
+// nftables back end: the host firewall must allow that traffic itself. The
+// physdev test of the external-IP accept rules is left out too (nft has no
+// physdev match without br_netfilter's meta ibrname).
+//
+// Both render their desired state as text without touching the kernel
+// (Render, RenderIPTables, RenderNFT): iptables-save text of the owned
+// chains, or an `nft -f` script that re-creates the table; the kernel tests
+// check that iptables-save after an Apply, and `nft list table` after an
+// Apply, equal what that text produces.
+//
+// # Ownership
+//
+// Each back end touches only its own objects: the iptables back end its
+// chains (KUBE-SERVICES, KUBE-POSTROUTING, KUBE-NODE-PORT,
+// KUBE-LOAD-BALANCER, KUBE-MARK-MASQ in nat; KUBE-FORWARD, KUBE-NODE-PORT,
+// KUBE-PROXY-FIREWALL, KUBE-SOURCE-RANGES-FIREWALL, KUBE-IPVS-FILTER,
+// KUBE-IPVS-OUT-FILTER in filter), its nine jump rules and its ipsets
+// (kube-proxy's names; IPv6 sets start KUBE-6-); the nftables back end its
+// table. Cleanup removes exactly those; kubelet's KUBE-FIREWALL and
+// KUBE-KUBELET-CANARY, and every other rule, chain, set and table, stay.
+// The first sync of each back end removes the other's objects, so switching
+// back ends leaves nothing behind.
+//
+// # Example: the nftables back end
+//
+//	r := iptables.NewRuleset(iptables.IPv4, iptables.Options{
+//		LocalDetector: iptables.LocalDetector{Mode: iptables.LocalCIDR, CIDR: netip.MustParsePrefix("198.19.0.0/16")},
+//	})
+//	vip := netip.MustParseAddr("198.18.0.10")
+//	r.Add(iptables.ClusterIP, iptables.AddrPort(vip, iptables.TCP, 80))
+//	r.Add(iptables.IPVSIPs, iptables.Addr(vip))
+//
+//	nft, err := iptables.NewNFTables(nil) // current namespace, table ip ipvskit
+//	if err != nil {
+//		return err
+//	}
+//	defer nft.Close()
+//	if err := nft.Apply(ctx, r); err != nil { // first time: the whole table, one batch
+//		return err
+//	}
+//	r.Add(iptables.NodePortTCP, iptables.Port(30080))
+//	if err := nft.Apply(ctx, r); err != nil { // now: one element added
+//		return err
+//	}
+//
+// # Example: the iptables back end
+//
+//	ipt, err := iptables.NewIPTables(&iptables.IPTablesConfig{Family: iptables.IPv4, Flavor: iptables.FlavorAuto})
+//	if err != nil {
+//		return err
+//	}
+//	defer ipt.Close()
+//	if err := ipt.Apply(ctx, r); err != nil { // ipsets, chains, jump rules
+//		return err
+//	}
+//	r.Remove(iptables.NodePortTCP, iptables.Port(30080))
+//	if err := ipt.Apply(ctx, r); err != nil { // one ipset delete, no iptables-restore
+//		return err
+//	}
+//	text, _ := ipt.Render(r) // what iptables-save shows for the owned chains
+//	fmt.Print(text)
 package iptables

@@ -53,11 +53,18 @@ func (b *iptBackend) close() error {
 }
 
 func (b *iptBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
-	if err := r.Validate(); err != nil {
-		return err
-	}
 	if f := r.family(); f != b.fam {
 		return &ValidationError{Field: "Family", Value: f.String(), Reason: "this back end applies " + b.fam.String()}
+	}
+	incremental := !full && b.last != nil && b.last.Options == r.Options
+	var err error
+	if incremental {
+		err = r.validateChanges(b.last)
+	} else {
+		err = r.Validate()
+	}
+	if err != nil {
+		return err
 	}
 	if err := checkIPSetLimits(r); err != nil {
 		return err
@@ -65,7 +72,7 @@ func (b *iptBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if full || b.last == nil {
+	if !incremental {
 		return b.fullSync(ctx, r)
 	}
 	return b.incremental(ctx, r)
@@ -100,10 +107,7 @@ func (b *iptBackend) fullSync(ctx context.Context, r *Ruleset) error {
 			return fmt.Errorf("iptables: replacing ipset %s: %w", s.IPSetName(b.fam), err)
 		}
 	}
-	text, err := RenderIPTables(r)
-	if err != nil {
-		return err
-	}
+	text := renderIPTablesText(r)
 	if err := b.restore(ctx, text); err != nil {
 		return err
 	}
@@ -122,11 +126,19 @@ func (b *iptBackend) fullSync(ctx context.Context, r *Ruleset) error {
 func (b *iptBackend) incremental(ctx context.Context, r *Ruleset) error {
 	old := b.last
 	b.last = nil
+	var changes [numSets + 1][2][]Member // per set: adds, dels
+	rulesChanged := false
 	for _, s := range Sets() {
-		if !s.isIPSet() {
-			continue
+		add, del := r.delta(old, s)
+		changes[s] = [2][]Member{add, del}
+		// The rules change only when a set turns empty or non-empty, or
+		// with the members of LBNoNodeAccess (one rule each).
+		if (len(add)+len(del) > 0 && s == LBNoNodeAccess) || (old.Len(s) == 0) != (r.Len(s) == 0) {
+			rulesChanged = true
 		}
-		if add, _ := r.delta(old, s); len(add) > 0 {
+	}
+	for _, s := range Sets() {
+		if add := changes[s][0]; s.isIPSet() && len(add) > 0 {
 			if err := b.step("ipset add " + s.String()); err != nil {
 				return err
 			}
@@ -135,20 +147,16 @@ func (b *iptBackend) incremental(ctx context.Context, r *Ruleset) error {
 			}
 		}
 	}
-	text, err := RenderIPTables(r)
-	if err != nil {
-		return err
-	}
-	if text != b.lastText {
-		if err := b.restore(ctx, text); err != nil {
-			return err
+	text := b.lastText
+	if rulesChanged {
+		if text = renderIPTablesText(r); text != b.lastText {
+			if err := b.restore(ctx, text); err != nil {
+				return err
+			}
 		}
 	}
 	for _, s := range Sets() {
-		if !s.isIPSet() {
-			continue
-		}
-		if _, del := r.delta(old, s); len(del) > 0 {
+		if del := changes[s][1]; s.isIPSet() && len(del) > 0 {
 			if err := b.step("ipset del " + s.String()); err != nil {
 				return err
 			}
@@ -157,7 +165,10 @@ func (b *iptBackend) incremental(ctx context.Context, r *Ruleset) error {
 			}
 		}
 	}
-	b.last, b.lastText = r.Clone(), text
+	for _, s := range Sets() {
+		old.apply(s, changes[s][0], changes[s][1])
+	}
+	b.last, b.lastText = old, text
 	return nil
 }
 

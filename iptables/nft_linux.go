@@ -99,16 +99,23 @@ func (b *nftBackend) flush(ctx context.Context, size int, batch int) error {
 }
 
 func (b *nftBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
-	if err := r.Validate(); err != nil {
-		return err
-	}
 	if f := r.family(); f != b.cfg.Family {
 		return &ValidationError{Field: "Family", Value: f.String(), Reason: "this back end applies " + b.cfg.Family.String()}
+	}
+	incremental := !full && b.last != nil && b.last.Options == r.Options
+	var err error
+	if incremental {
+		err = r.validateChanges(b.last)
+	} else {
+		err = r.Validate()
+	}
+	if err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if full || b.last == nil || b.last.Options != r.Options {
+	if !incremental {
 		return b.fullSync(ctx, r)
 	}
 	return b.incremental(ctx, r)
@@ -202,9 +209,21 @@ type elemOp struct {
 }
 
 func (b *nftBackend) incremental(ctx context.Context, r *Ruleset) error {
-	var dels, adds []elemOp
+	old := b.last
+	var (
+		dels, adds []elemOp
+		changes    [numSets + 1][2][]Member // per set: model-level adds, dels
+	)
 	for _, s := range Sets() {
-		add, del := diffMembers(nftMembers(r, s), nftMembers(b.last, s))
+		add, del := r.delta(old, s)
+		if len(add)+len(del) == 0 {
+			continue
+		}
+		changes[s] = [2][]Member{add, del}
+		if s == LoadBalancerSourceCIDR {
+			// Stored normalised: diff the normalised lists.
+			add, del = diffMembers(nftMembers(r, s), nftMembers(old, s))
+		}
 		if len(del) > 0 {
 			dels = append(dels, elemOp{s, true, del})
 		}
@@ -234,6 +253,7 @@ func (b *nftBackend) incremental(ctx context.Context, r *Ruleset) error {
 	if len(cur) > 0 {
 		batches = append(batches, cur)
 	}
+	b.last = nil // until every batch is in
 	for i, batch := range batches {
 		size := 1 << 20
 		for _, op := range batch {
@@ -246,7 +266,6 @@ func (b *nftBackend) incremental(ctx context.Context, r *Ruleset) error {
 			}
 			if err != nil {
 				b.flushDiscard()
-				b.last = nil
 				return fmt.Errorf("nftables: set %s: %w", op.set, err)
 			}
 			size += len(op.elems) * 96
@@ -256,7 +275,11 @@ func (b *nftBackend) incremental(ctx context.Context, r *Ruleset) error {
 			return fmt.Errorf("nftables: incremental sync of table %s %s (batch %d of %d): %w", b.cfg.Family, b.table.Name, i+1, len(batches), err)
 		}
 	}
-	b.last = r.Clone()
+	// Bring the remembered state up to date without copying it whole.
+	for _, s := range Sets() {
+		old.apply(s, changes[s][0], changes[s][1])
+	}
+	b.last = old
 	return nil
 }
 

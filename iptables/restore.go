@@ -191,11 +191,16 @@ func RenderIPTables(r *Ruleset) (string, error) {
 	if err := r.Validate(); err != nil {
 		return "", err
 	}
+	return renderIPTablesText(r), nil
+}
+
+// renderIPTablesText renders a validated ruleset.
+func renderIPTablesText(r *Ruleset) string {
 	filter, nat := renderIPTables(r)
 	var b strings.Builder
 	filter.write(&b)
 	nat.write(&b)
-	return b.String(), nil
+	return b.String()
 }
 
 // RenderIPTablesJumps returns the rules that lead from the built-in chains

@@ -124,27 +124,57 @@ func (r *Ruleset) Equal(o *Ruleset) bool {
 }
 
 // Validate checks the family, the options and every member of every set. It
-// returns a *ValidationError naming the first bad field and its value
-// (sets in SetName order, members in sorted order).
-func (r *Ruleset) Validate() error {
+// returns a *ValidationError naming the first bad field and its value (sets
+// in SetName order; within a set, the smallest bad member).
+func (r *Ruleset) Validate() error { return r.validateChanges(nil) }
+
+// validateChanges is Validate, except that with old (a ruleset that was
+// valid, of the same family and options) it checks only the members that
+// are not in old, so that a small change costs little.
+func (r *Ruleset) validateChanges(old *Ruleset) error {
 	f := r.family()
-	if !f.valid() {
-		return &ValidationError{Field: "Family", Value: f.String(), Reason: "must be IPv4 or IPv6"}
+	if old != nil && (old.family() != f || old.Options != r.Options) {
+		old = nil
 	}
-	if err := r.Options.validate(f); err != nil {
-		return err
+	if old == nil {
+		if !f.valid() {
+			return &ValidationError{Field: "Family", Value: f.String(), Reason: "must be IPv4 or IPv6"}
+		}
+		if err := r.Options.validate(f); err != nil {
+			return err
+		}
 	}
 	if len(r.sets[0]) > 0 {
 		return &ValidationError{Field: "SetName", Value: "unknown", Reason: fmt.Sprintf("%d members were added to a set that does not exist", len(r.sets[0]))}
 	}
 	for _, s := range Sets() {
-		for _, m := range r.Members(s) {
-			if err := checkMember(f, s, m); err != nil {
-				return err
+		var (
+			bad    Member
+			badErr error
+		)
+		for m := range r.sets[s] {
+			if old != nil {
+				if _, ok := old.sets[s][m]; ok {
+					continue
+				}
 			}
+			if err := checkMember(f, s, m); err != nil && (badErr == nil || m.compare(bad) < 0) {
+				bad, badErr = m, err
+			}
+		}
+		if badErr != nil {
+			return badErr
 		}
 	}
 	return nil
+}
+
+// apply changes r by adding add and removing del in set s.
+func (r *Ruleset) apply(s SetName, add, del []Member) {
+	r.Remove(s, del...)
+	if len(add) > 0 {
+		r.Add(s, add...)
+	}
 }
 
 // delta returns the members of set s that are in r but not in old (add) and

@@ -1,0 +1,132 @@
+package iptables
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ipvskit/ipvskit/ipset"
+)
+
+// fakeSets records the ipset calls.
+type fakeSets struct{ calls []string }
+
+func (f *fakeSets) Replace(ctx context.Context, s ipset.Set, e []ipset.Entry) error {
+	f.calls = append(f.calls, "replace "+s.Name)
+	return nil
+}
+func (f *fakeSets) Add(ctx context.Context, name string, e ...ipset.Entry) error {
+	f.calls = append(f.calls, "add "+name+" "+e[0].String())
+	return nil
+}
+func (f *fakeSets) Del(ctx context.Context, name string, e ...ipset.Entry) error {
+	f.calls = append(f.calls, "del "+name+" "+e[0].String())
+	return nil
+}
+func (f *fakeSets) Destroy(ctx context.Context, name string) error {
+	f.calls = append(f.calls, "destroy "+name)
+	return nil
+}
+func (f *fakeSets) Close() error { return nil }
+
+// fakeRun records the binaries run; saves print nothing.
+type fakeRun struct{ calls []string }
+
+func (f *fakeRun) run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
+	f.calls = append(f.calls, name)
+	return nil, nil
+}
+
+func count(calls []string, prefix string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestIPTablesSendsOnlyWhatChanged(t *testing.T) {
+	sets, run := &fakeSets{}, &fakeRun{}
+	b := &iptBackend{fam: IPv4, flavor: FlavorNFT, sets: sets, run: run}
+	ctx := context.Background()
+	r := sample(IPv4, Options{})
+	if err := b.apply(ctx, r, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(sets.calls, "replace "); n != numSets-1 {
+		t.Fatalf("full sync: %d set replaces, want %d", n, numSets-1)
+	}
+	if got := strings.Join(run.calls, ","); got != "iptables-nft-restore,iptables-nft-save,iptables-nft-restore" {
+		t.Fatalf("full sync ran %s; want restore, save (jump check), restore (jumps)", got)
+	}
+
+	sets.calls, run.calls = nil, nil
+	if err := b.apply(ctx, r, false); err != nil || len(sets.calls)+len(run.calls) != 0 {
+		t.Fatalf("a sync without change did something: %v %v %v", err, sets.calls, run.calls)
+	}
+
+	r.Add(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
+	r.Remove(NodePortTCP, Port(30080))
+	if err := b.apply(ctx, r, false); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"add KUBE-CLUSTER-IP 198.18.9.9,tcp:80", "del KUBE-NODE-PORT-TCP 30080"}
+	if strings.Join(sets.calls, ";") != strings.Join(want, ";") || len(run.calls) != 0 {
+		t.Fatalf("one-member changes: sets %v, runs %v; want %v and no run", sets.calls, run.calls, want)
+	}
+
+	sets.calls, run.calls = nil, nil
+	r.Clear(LoopBack) // the hairpin rule goes away
+	if err := b.apply(ctx, r, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(run.calls, ",") != "iptables-nft-restore" {
+		t.Fatalf("emptying a set must rewrite the rules once: %v", run.calls)
+	}
+
+	// A failure makes the next sync a full one.
+	b.fail = func(step string) error {
+		if step == "restore" {
+			return errors.New("boom")
+		}
+		return nil
+	}
+	r.Add(LoopBack, AddrPortAddr(mustAddr("198.18.1.1"), TCP, 1, mustAddr("198.18.1.1")))
+	if err := b.apply(ctx, r, false); err == nil {
+		t.Fatal("the injected failure was lost")
+	}
+	b.fail = nil
+	sets.calls = nil
+	if err := b.apply(ctx, r, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(sets.calls, "replace "); n != numSets-1 {
+		t.Fatalf("after a failure the next sync must be full: %v", sets.calls)
+	}
+}
+
+func TestIPTablesRejectsBeforeTouching(t *testing.T) {
+	sets, run := &fakeSets{}, &fakeRun{}
+	b := &iptBackend{fam: IPv4, flavor: FlavorLegacy, sets: sets, run: run}
+	r := sample(IPv4, Options{MasqueradeMark: 3})
+	var ve *ValidationError
+	if err := b.apply(context.Background(), r, false); !errors.As(err, &ve) || ve.Field != "Options.MasqueradeMark" {
+		t.Fatalf("want a ValidationError on the mark, got %v", err)
+	}
+	if len(sets.calls)+len(run.calls) != 0 {
+		t.Fatalf("a rejected ruleset touched the system: %v %v", sets.calls, run.calls)
+	}
+	if err := b.apply(context.Background(), sample(IPv6, Options{}), false); !errors.As(err, &ve) || ve.Field != "Family" {
+		t.Fatalf("want a ValidationError on the family, got %v", err)
+	}
+}
+
+func TestParseSaveAndJumps(t *testing.T) {
+	s := parseSave("# x\n*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n" + jumpRules[1].line() + "\nCOMMIT\n")
+	if !s.hasChain("nat", "KUBE-SERVICES") || !s.hasRule("nat", jumpRules[1].line()) || s.hasRule("filter", jumpRules[1].line()) {
+		t.Fatalf("parseSave: %+v", s["nat"])
+	}
+}
