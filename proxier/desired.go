@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
 
@@ -52,6 +53,9 @@ func (k FrontendKind) String() string {
 type desired struct {
 	servers map[ipvs.ServiceKey]*virtualServer
 	vips    map[netip.Addr]bool // addresses bound on the VIP link
+	// rules per family; a nil entry means unknown (after a failure), so
+	// the next sync applies the family's ruleset whatever it is.
+	rules map[Family]*iptables.Ruleset
 }
 
 // compute returns what s (valid under c) asks the kernel for.
@@ -91,6 +95,7 @@ func compute(s *State, c *Config) *desired {
 			}
 		}
 	}
+	d.rules = rulesets(s, c, d.vips)
 	return d
 }
 

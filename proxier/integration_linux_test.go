@@ -12,6 +12,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/dummy"
 	"github.com/ipvskit/ipvskit/internal/testutil"
+	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/sysctl"
 )
@@ -60,7 +61,12 @@ func newTrafficRig(t *testing.T, nBackends int) *trafficRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sys.Close() })
-	r.p, err = New(nil, Deps{IPVS: r.ipvs, Link: link, Sysctls: sys})
+	rules, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: node.Handle()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rules.Close() })
+	r.p, err = New(nil, Deps{IPVS: r.ipvs, Link: link, Sysctls: sys, Rules: map[Family]Rules{IPv4: rules}})
 	if err != nil {
 		t.Fatal(err)
 	}

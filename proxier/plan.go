@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
 
@@ -13,6 +14,11 @@ import (
 // applied, as the requests that close it, split by phase in the order they
 // are applied. It can be inspected and rendered (String) without applying it.
 type Plan struct {
+	// Rules are the netfilter rulesets to apply first, per family: the new
+	// options with the members of both the old and the new state, so every
+	// rule and set entry a new virtual server or VIP needs exists before it.
+	// A family whose rules do not change is absent.
+	Rules map[Family]*iptables.Ruleset
 	// IPVSAdd adds and updates virtual servers and destinations, before any
 	// VIP that needs them is bound.
 	IPVSAdd ipvs.Batch
@@ -23,14 +29,20 @@ type Plan struct {
 	Unbind []netip.Addr
 	// IPVSDelete deletes virtual servers and destinations.
 	IPVSDelete ipvs.Batch
+	// RulesAfter are the final rulesets, applied last, once the VIPs and
+	// virtual servers that needed the removed entries are gone. A family
+	// absent here has nothing to remove.
+	RulesAfter map[Family]*iptables.Ruleset
 
 	next     *desired // the state the kernel is in once the plan is applied
 	linkName string   // for rendering
+	backends map[Family]Rules
 }
 
 // Empty reports whether applying the plan would send nothing to the kernel.
 func (p *Plan) Empty() bool {
-	return p.IPVSAdd.Len() == 0 && p.IPVSDelete.Len() == 0 && len(p.Bind) == 0 && len(p.Unbind) == 0
+	return p.IPVSAdd.Len() == 0 && p.IPVSDelete.Len() == 0 && len(p.Bind) == 0 && len(p.Unbind) == 0 &&
+		len(p.Rules) == 0 && len(p.RulesAfter) == 0
 }
 
 // render writes the plan as the reference tools' input, phase by phase:
@@ -45,6 +57,29 @@ func (p *Plan) render(linkName string) (string, error) {
 		}
 		b.Write(t)
 		return nil
+	}
+	rules := func(when string, m map[Family]*iptables.Ruleset) error {
+		for _, f := range []Family{IPv4, IPv6} {
+			r := m[f]
+			if r == nil {
+				continue
+			}
+			section(fmt.Sprintf("netfilter %v, %s", f, when))
+			be := p.backends[f]
+			if be == nil {
+				fmt.Fprintf(&b, "# (no back end to render with)\n")
+				continue
+			}
+			t, err := be.Render(r)
+			if err != nil {
+				return err
+			}
+			b.WriteString(t)
+		}
+		return nil
+	}
+	if err := rules("first: old and new entries", p.Rules); err != nil {
+		return "", err
 	}
 	if p.IPVSAdd.Len() > 0 {
 		section("ipvs: add and update (ipvsadm -R)")
@@ -69,6 +104,9 @@ func (p *Plan) render(linkName string) (string, error) {
 		if err := ipvsText(&p.IPVSDelete); err != nil {
 			return "", err
 		}
+	}
+	if err := rules("last: the final entries", p.RulesAfter); err != nil {
+		return "", err
 	}
 	return b.String(), nil
 }
@@ -122,6 +160,17 @@ func makePlan(have, want *desired) *Plan {
 	}
 	slices.SortFunc(p.Bind, netip.Addr.Compare)
 	slices.SortFunc(p.Unbind, netip.Addr.Compare)
+	p.Rules, p.RulesAfter = map[Family]*iptables.Ruleset{}, map[Family]*iptables.Ruleset{}
+	for f, next := range want.rules {
+		prev := have.rules[f]
+		first := unionRuleset(prev, next)
+		if prev == nil || !first.Equal(prev) {
+			p.Rules[f] = first
+		}
+		if !next.Equal(first) {
+			p.RulesAfter[f] = next
+		}
+	}
 	return p
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"sync"
 
+	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/sysctl"
 )
@@ -18,10 +19,11 @@ const DefaultLinkName = "kube-ipvs0"
 // applied and sends only the difference; a sync with no change sends nothing.
 // It is safe for concurrent use; syncs run one at a time.
 type Proxier struct {
-	cfg  Config
-	ipvs IPVS
-	link Link
-	sys  Sysctls
+	cfg   Config
+	ipvs  IPVS
+	link  Link
+	sys   Sysctls
+	rules map[Family]Rules
 
 	mu       sync.Mutex
 	started  bool     // the link and sysctls were ensured
@@ -30,12 +32,16 @@ type Proxier struct {
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
-// the real clients (ipvs.New, dummy.New, sysctl.New, all for the same
-// namespace) or fakes for unit tests. The Proxier does not close them.
+// the real clients (ipvs.New, dummy.New, sysctl.New, and a netfilter back
+// end per enabled family, iptables.NewNFTables or iptables.NewIPTables, all
+// for the same namespace) or fakes for unit tests. The Proxier does not
+// close them.
 type Deps struct {
 	IPVS    IPVS
 	Link    Link
 	Sysctls Sysctls
+	// Rules has a back end for each family the Config enables.
+	Rules map[Family]Rules
 }
 
 // New returns a Proxier for cfg (nil means the zero Config) working through
@@ -50,11 +56,16 @@ func New(cfg *Config, deps Deps) (*Proxier, error) {
 	if deps.IPVS == nil || deps.Link == nil || deps.Sysctls == nil {
 		return nil, errors.New("proxier: Deps needs IPVS, Link and Sysctls")
 	}
+	for f := range enabledFamilies(cfg) {
+		if deps.Rules[f] == nil {
+			return nil, fmt.Errorf("proxier: Deps.Rules has no back end for %v, which the config enables", f)
+		}
+	}
 	c := *cfg
 	if c.LinkName == "" {
 		c.LinkName = DefaultLinkName
 	}
-	return &Proxier{cfg: c, ipvs: deps.IPVS, link: deps.Link, sys: deps.Sysctls}, nil
+	return &Proxier{cfg: c, ipvs: deps.IPVS, link: deps.Link, sys: deps.Sysctls, rules: deps.Rules}, nil
 }
 
 // Result says what a Sync did.
@@ -76,7 +87,7 @@ func (p *Proxier) Plan(s *State) (*Plan, error) {
 		return nil, err
 	}
 	pl := makePlan(p.applied, compute(s, &p.cfg))
-	pl.linkName = p.cfg.LinkName
+	pl.linkName, pl.backends = p.cfg.LinkName, p.rules
 	return pl, nil
 }
 
@@ -116,11 +127,11 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (*Result, error) {
 		p.applied, p.readBack = have, false
 	}
 	plan := makePlan(p.applied, want)
-	plan.linkName = p.cfg.LinkName
+	plan.linkName, plan.backends = p.cfg.LinkName, p.rules
 	res.Plan = plan
 	if err := p.apply(ctx, plan); err != nil {
 		p.readBack = true
-		p.applied = union(p.applied, want) // what it may now own, to read back
+		p.applied = union(p.applied, want) // what it may now own, to read back; rules unknown
 		return res, err
 	}
 	p.applied = want
@@ -152,6 +163,9 @@ func (p *Proxier) start(ctx context.Context, res *Result) error {
 // apply sends the plan phase by phase: additions (virtual servers, then
 // VIPs), then removals (VIPs, then virtual servers).
 func (p *Proxier) apply(ctx context.Context, pl *Plan) error {
+	if err := p.applyRules(ctx, pl.Rules); err != nil {
+		return err
+	}
 	if pl.IPVSAdd.Len() > 0 {
 		if err := p.ipvs.Apply(ctx, &pl.IPVSAdd); err != nil {
 			return fmt.Errorf("proxier: ipvs: %w", err)
@@ -172,6 +186,17 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan) error {
 			return fmt.Errorf("proxier: ipvs: %w", err)
 		}
 	}
+	return p.applyRules(ctx, pl.RulesAfter)
+}
+
+func (p *Proxier) applyRules(ctx context.Context, m map[Family]*iptables.Ruleset) error {
+	for _, f := range []Family{IPv4, IPv6} {
+		if r := m[f]; r != nil {
+			if err := p.rules[f].Apply(ctx, r); err != nil {
+				return fmt.Errorf("proxier: %v rules: %w", f, err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -181,7 +206,9 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan) error {
 // never changed.
 func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 	owned := union(p.applied, want)
-	have := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
+	// The rules are not read: each back end re-creates what it owns on the
+	// next Apply after a failure, and p.applied.rules is nil by then.
+	have := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}, rules: p.applied.rules}
 	svcs, err := p.ipvs.Services(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("proxier: reading ipvs: %w", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
+	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
 	"github.com/ipvskit/ipvskit/sysctl/sysctltest"
@@ -72,17 +73,44 @@ func (l *countingLink) Addrs(ctx context.Context, name string) ([]netip.Prefix, 
 	return l.Fake.Addrs(ctx, name)
 }
 
+// fakeRules records the rulesets applied to it.
+type fakeRules struct {
+	applied []*iptables.Ruleset
+	fail    bool
+}
+
+func (f *fakeRules) Apply(ctx context.Context, r *iptables.Ruleset) error {
+	if f.fail {
+		f.fail = false
+		return errors.New("injected rules failure")
+	}
+	f.applied = append(f.applied, r.Clone())
+	return nil
+}
+
+func (f *fakeRules) Render(r *iptables.Ruleset) (string, error) {
+	return iptables.RenderNFT(r, iptables.DefaultTable)
+}
+
+func (f *fakeRules) last() *iptables.Ruleset {
+	if len(f.applied) == 0 {
+		return nil
+	}
+	return f.applied[len(f.applied)-1]
+}
+
 type rig struct {
-	p    *Proxier
-	ipvs *counting
-	link *countingLink
-	sys  *sysctltest.Fake
+	p     *Proxier
+	ipvs  *counting
+	link  *countingLink
+	sys   *sysctltest.Fake
+	rules *fakeRules
 }
 
 func newRig(t *testing.T, c *Config) *rig {
 	t.Helper()
-	r := &rig{ipvs: &counting{Fake: ipvstest.New()}, link: &countingLink{Fake: dummytest.New()}, sys: sysctltest.New("")}
-	p, err := New(c, Deps{IPVS: r.ipvs, Link: r.link, Sysctls: r.sys})
+	r := &rig{ipvs: &counting{Fake: ipvstest.New()}, link: &countingLink{Fake: dummytest.New()}, sys: sysctltest.New(""), rules: &fakeRules{}}
+	p, err := New(c, Deps{IPVS: r.ipvs, Link: r.link, Sysctls: r.sys, Rules: map[Family]Rules{IPv4: r.rules}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,9 +143,15 @@ func TestFirstSyncBuildsEverythingAndANoOpSyncSendsNothing(t *testing.T) {
 		t.Errorf("VIP link addresses %v", addrs)
 	}
 
-	ipvsCalls, linkCalls, sysWrites := r.ipvs.calls, r.link.calls, r.sys.Writes()
+	rs := r.rules.last()
+	if len(r.rules.applied) != 1 || !rs.Has(iptables.ClusterIP, iptables.AddrPort(a("198.18.100.1"), iptables.TCP, 80)) ||
+		!rs.Has(iptables.IPVSIPs, iptables.Addr(a("198.18.100.1"))) {
+		t.Errorf("rules applied %d times; last: %v", len(r.rules.applied), rs)
+	}
+
+	ipvsCalls, linkCalls, sysWrites, ruleApplies := r.ipvs.calls, r.link.calls, r.sys.Writes(), len(r.rules.applied)
 	res = r.sync(t, oneService())
-	if !res.Plan.Empty() || r.ipvs.calls != ipvsCalls || r.link.calls != linkCalls || r.sys.Writes() != sysWrites {
+	if !res.Plan.Empty() || r.ipvs.calls != ipvsCalls || r.link.calls != linkCalls || r.sys.Writes() != sysWrites || len(r.rules.applied) != ruleApplies {
 		t.Errorf("a no-op sync touched the kernel: ipvs %d->%d, link %d->%d, sysctl writes %d->%d",
 			ipvsCalls, r.ipvs.calls, linkCalls, r.link.calls, sysWrites, r.sys.Writes())
 	}

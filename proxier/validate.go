@@ -117,8 +117,15 @@ func (v *validator) config(c *Config) {
 	if set > 1 {
 		v.add("config.localDetector", nil, "sets more than one of clusterCIDRs, interface, interfacePrefix")
 	}
+	cidrFam := map[Family]bool{}
 	for i, p := range d.ClusterCIDRs {
-		v.prefix(fmt.Sprintf("config.localDetector.clusterCIDRs[%d]", i), p)
+		path := fmt.Sprintf("config.localDetector.clusterCIDRs[%d]", i)
+		v.prefix(path, p)
+		if f := familyOf(p.Addr()); p.IsValid() && cidrFam[f] {
+			v.add(path, p, "is a second %v cluster CIDR (at most one per family)", f)
+		} else {
+			cidrFam[f] = true
+		}
 	}
 	if d.Interface != "" {
 		if msg := badLinkName(d.Interface); msg != "" {

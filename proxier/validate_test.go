@@ -138,7 +138,7 @@ func TestConfigValidation(t *testing.T) {
 		Backend:       Backend(9),
 		MasqueradeBit: &bit,
 		Families:      []Family{IPv4, IPv4, Family(5)},
-		LocalDetector: LocalDetector{ClusterCIDRs: []netip.Prefix{pfx("198.18.0.1/16")}, Interface: "eth/0"},
+		LocalDetector: LocalDetector{ClusterCIDRs: []netip.Prefix{pfx("198.18.0.1/16"), pfx("198.19.0.0/16")}, Interface: "eth/0"},
 	}
 	err := c.Validate()
 	if err == nil {
@@ -153,6 +153,7 @@ func TestConfigValidation(t *testing.T) {
 		`config.localDetector: sets more than one of`,
 		`config.localDetector.clusterCIDRs[0]: 198.18.0.1/16 has host bits set`,
 		`config.localDetector.interface: "eth/0" contains '/'`,
+		`config.localDetector.clusterCIDRs[1]: 198.19.0.0/16 is a second IPv4 cluster CIDR`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

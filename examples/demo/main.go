@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ipvskit/ipvskit/dummy"
+	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/proxier"
 	"github.com/ipvskit/ipvskit/sysctl"
@@ -92,7 +93,13 @@ func run() error {
 		return err
 	}
 	defer sysc.Close()
-	p, err := proxier.New(nil, proxier.Deps{IPVS: ipvsc, Link: linkc, Sysctls: sysc})
+	rules, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: node.h})
+	if err != nil {
+		return err
+	}
+	defer rules.Close()
+	p, err := proxier.New(nil, proxier.Deps{IPVS: ipvsc, Link: linkc, Sysctls: sysc,
+		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: rules}})
 	if err != nil {
 		return err
 	}
@@ -149,11 +156,14 @@ func run() error {
 	}
 	fmt.Printf("syncing the same state again sends nothing: plan empty = %v\n", res.Plan.Empty())
 
-	step("cleaning up: an empty State, then the VIP link")
+	step("cleaning up: an empty State, then the VIP link and the nftables table")
 	if _, err := p.Sync(ctx, &proxier.State{}); err != nil {
 		return err
 	}
 	if err := linkc.Delete(ctx, proxier.DefaultLinkName); err != nil {
+		return err
+	}
+	if err := rules.Cleanup(ctx); err != nil {
 		return err
 	}
 	snap, err := ipvsc.Snapshot(ctx)

@@ -11,6 +11,12 @@ import (
 // Modules the guest loads, by name; their dependencies come along. The first
 // ones bring up the devices the rig itself needs (virtio, 9p, the serial port);
 // crc32c_generic must precede libcrc32c (a softdep busybox ignores).
+//
+// The guest cannot load modules on demand (the host's modprobe finds no
+// modules for this kernel), so everything a test uses must be listed: a
+// missing one shows up as ENOENT or EOPNOTSUPP from netlink (an nft
+// expression, an iptables target) inside the rig. Linux 6.1 has no
+// ip_vs_twos (it came in 6.2).
 var Modules = []string{
 	"virtio_pci", "virtio_console", "9pnet_virtio", "9p", "crc32c_generic",
 
@@ -25,15 +31,16 @@ var Modules = []string{
 	"ip_set_bitmap_port", "ip_set_list_set",
 
 	"nf_conntrack", "nf_conntrack_netlink", "nf_nat",
-	"nf_tables", "nft_ct", "nft_nat", "nft_masq", "nft_chain_nat", "nft_reject",
-	"nft_reject_inet", "nft_fib_inet", "nft_fib_ipv4", "nft_fib_ipv6", "nft_limit",
-	"nft_compat", "nft_numgen", "nft_hash", "nft_log",
+	"nf_tables", "nft_ct", "nft_nat", "nft_masq", "nft_chain_nat", "nft_redir",
+	"nft_reject", "nft_reject_inet", "nft_reject_ipv4", "nft_reject_ipv6",
+	"nft_fib_inet", "nft_fib_ipv4", "nft_fib_ipv6", "nft_limit", "nft_quota",
+	"nft_objref", "nft_compat", "nft_numgen", "nft_hash", "nft_log", "nft_socket",
 
 	"ip_tables", "ip6_tables", "iptable_nat", "iptable_filter", "iptable_mangle",
 	"iptable_raw", "ip6table_nat", "ip6table_filter", "ip6table_mangle", "ip6table_raw",
 	"xt_set", "xt_MASQUERADE", "xt_mark", "xt_comment", "xt_conntrack", "xt_addrtype",
 	"xt_multiport", "xt_nat", "xt_physdev", "xt_statistic", "xt_state", "xt_REDIRECT",
-	"xt_limit",
+	"xt_limit", "ipt_REJECT", "ip6t_REJECT",
 }
 
 // moduleDeps is modules.dep: a module's path (relative to the modules
