@@ -2,8 +2,9 @@
 // v1.1.0 on the running kernel (it needs root and IPVS: run it in the VM rig)
 // and prints a table of both libraries and their ratios:
 //
-//	cd bench && go build -o /tmp/ipvsbench ./cmd/ipvsbench && cd .. &&
-//	go run ./internal/vm/cmd/vmexec /tmp/ipvsbench -services 10000 -dests 10 -runs 3
+//	(cd bench && go build -o /tmp/ipvsbench ./cmd/ipvsbench) &&
+//	go build -o /tmp/vmexec ./internal/vm/cmd/vmexec &&
+//	/tmp/vmexec /tmp/ipvsbench -services 10000 -dests 10 -runs 3
 //
 // Phases: (a) create the services and destinations, (b) list every service
 // with its destinations, (c) change one destination's weight, (d) delete
