@@ -23,6 +23,7 @@ type Link interface {
 	Addrs(ctx context.Context, name string) ([]netip.Prefix, error)
 	Bind(ctx context.Context, name string, addr netip.Addr) error
 	Unbind(ctx context.Context, name string, addr netip.Addr) error
+	Delete(ctx context.Context, name string) error
 }
 
 // Sysctls is what the Proxier needs of a sysctl client: *sysctl.Client and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"sync"
 
@@ -253,4 +254,56 @@ func union(x, y *desired) *desired {
 		}
 	}
 	return u
+}
+
+// Cleanup removes everything the proxier owns and nothing else: the virtual
+// servers it applied and any virtual server on an address of its VIP link,
+// the VIP link itself, and each back end's rules and sets. Virtual servers
+// elsewhere (another program's, or a NodePort of an earlier run that this
+// Proxier never applied) are left alone. The next Sync starts afresh.
+func (p *Proxier) Cleanup(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	owned := map[ipvs.ServiceKey]bool{}
+	if p.applied != nil {
+		for k := range p.applied.servers {
+			owned[k] = true
+		}
+	}
+	addrs, err := p.link.Addrs(ctx, p.cfg.LinkName)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("proxier: cleanup: reading VIP link %s: %w", p.cfg.LinkName, err)
+	}
+	onLink := map[netip.Addr]bool{}
+	for _, a := range addrs {
+		onLink[a.Addr()] = true
+	}
+	svcs, err := p.ipvs.Services(ctx)
+	if err != nil {
+		return fmt.Errorf("proxier: cleanup: reading ipvs: %w", err)
+	}
+	var b ipvs.Batch
+	for _, si := range svcs {
+		if k := si.Service.Key(); owned[k] || onLink[k.Addr] {
+			b.DeleteService(k)
+		}
+	}
+	// VIPs stop answering first: the link goes before its virtual servers.
+	if err := p.link.Delete(ctx, p.cfg.LinkName); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("proxier: cleanup: deleting VIP link %s: %w", p.cfg.LinkName, err)
+	}
+	if b.Len() > 0 {
+		if err := p.ipvs.Apply(ctx, &b); err != nil {
+			return fmt.Errorf("proxier: cleanup: ipvs: %w", err)
+		}
+	}
+	for _, f := range []Family{IPv4, IPv6} {
+		if r := p.rules[f]; r != nil {
+			if err := r.Cleanup(ctx); err != nil {
+				return fmt.Errorf("proxier: cleanup: %v rules: %w", f, err)
+			}
+		}
+	}
+	p.started, p.applied, p.readBack = false, nil, false
+	return nil
 }

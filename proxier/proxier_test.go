@@ -77,6 +77,7 @@ func (l *countingLink) Addrs(ctx context.Context, name string) ([]netip.Prefix, 
 type fakeRules struct {
 	applied []*iptables.Ruleset
 	fail    bool
+	cleaned int
 }
 
 func (f *fakeRules) Apply(ctx context.Context, r *iptables.Ruleset) error {
@@ -90,6 +91,11 @@ func (f *fakeRules) Apply(ctx context.Context, r *iptables.Ruleset) error {
 
 func (f *fakeRules) Render(r *iptables.Ruleset) (string, error) {
 	return iptables.RenderNFT(r, iptables.DefaultTable)
+}
+
+func (f *fakeRules) Cleanup(ctx context.Context) error {
+	f.cleaned++
+	return nil
 }
 
 func (f *fakeRules) last() *iptables.Ruleset {
@@ -201,6 +207,16 @@ func TestForeignVirtualServersAreNeverTouched(t *testing.T) {
 	r.sync(t, State{})
 	if got := r.ipvs.Dump(); got != "-A -t 198.18.250.1:443 -s wlc\n" {
 		t.Errorf("after syncing everything away, ipvs holds:\n%s", got)
+	}
+	r.sync(t, oneService())
+	if err := r.p.Cleanup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.ipvs.Dump(); got != "-A -t 198.18.250.1:443 -s wlc\n" {
+		t.Errorf("after Cleanup, ipvs holds:\n%s", got)
+	}
+	if links := r.link.Links(); len(links) != 0 || r.rules.cleaned != 1 {
+		t.Errorf("after Cleanup: links %v, rules cleaned %d times", links, r.rules.cleaned)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 type Rules interface {
 	Apply(ctx context.Context, r *iptables.Ruleset) error
 	Render(r *iptables.Ruleset) (string, error)
+	// Cleanup removes every object the back end owns, and nothing else.
+	Cleanup(ctx context.Context) error
 }
 
 // defaultMasqueradeBit is kube-proxy's: mark 0x4000.
