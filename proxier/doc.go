@@ -1,4 +1,58 @@
-// Package proxier will hold the Proxier: a desired state of services and
-// endpoints in, a kernel (IPVS, the VIP link, sets, netfilter rules, sysctls)
-// that serves it out. It is not written yet.
+// Package proxier makes a network namespace serve a desired state of
+// services and endpoints, as kube-proxy's IPVS mode does for a Kubernetes
+// node, without Kubernetes.
+//
+// A caller describes the services (cluster IPs, ports, external and
+// load-balancer IPs, node ports, affinity, traffic policies, scheduler) and
+// their endpoints as a State, and calls Sync. The Proxier validates the whole
+// State first (a *ValidationError lists every problem with its path and value,
+// and nothing is applied), computes what the kernel must hold (a virtual
+// server per cluster IP, external IP, load-balancer IP and node address with
+// a node port; the VIPs bound on a dummy link; netfilter sets and rules per
+// family), and applies only the difference from what it last applied: a
+// no-op Sync sends nothing, a one-endpoint change is one IPVS request, and
+// destinations are updated in place, never deleted and re-added. The order
+// never opens a VIP before its rules and virtual servers exist: rules (old
+// and new entries) first, then virtual servers, then VIPs; removals run in
+// reverse, and the final rules come last.
+//
+// The kernel clients come in through small interfaces (Deps), so the
+// packages' fakes (ipvstest, dummytest, sysctltest) stand in for unit tests.
+// Plan returns what a Sync would do without doing it; its String is the plan
+// as ipvsadm -R, nft or iptables-restore, and ip addr lines.
+//
+// A complete program, in the node's namespace (see examples/ for one that
+// builds its own namespaces and sends traffic):
+//
+//	ipvsc, _ := ipvs.New(nil)
+//	link, _ := dummy.New(nil)
+//	sys, _ := sysctl.New(nil)
+//	rules, _ := iptables.NewNFTables(nil)
+//	p, err := proxier.New(nil, proxier.Deps{
+//		IPVS: ipvsc, Link: link, Sysctls: sys,
+//		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: rules},
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	state := proxier.State{Services: map[string]proxier.Service{
+//		"default/web": {
+//			ClusterIPs: []netip.Addr{netip.MustParseAddr("198.18.100.1")},
+//			Ports:      []proxier.Port{{Name: "http", Protocol: proxier.TCP, Port: 80, TargetPort: 8080}},
+//			Endpoints: []proxier.Endpoint{
+//				{Addr: netip.MustParseAddr("198.18.1.1"), Ready: true},
+//				{Addr: netip.MustParseAddr("198.18.1.2"), Ready: true},
+//			},
+//		},
+//	}}
+//	res, err := p.Sync(ctx, &state)
+//	if err != nil {
+//		return err
+//	}
+//	fmt.Print(res.Plan) // what it did
+//
+// Ownership: the Proxier changes only its VIP link, the virtual servers it
+// applied (and, in Cleanup, those on its link's addresses), and its back
+// ends' own tables, chains and sets. Other virtual servers are never read
+// into a plan, so never changed.
 package proxier

@@ -1,0 +1,97 @@
+// Command minimal is the smallest useful ipvskit program, a starting point
+// for a node agent: it reads a proxier.State as JSON, makes the current
+// network namespace serve it, and prints what it did. Run it as root on a
+// kernel with IPVS. With -cleanup it removes everything it owns instead.
+//
+//	minimal state.json
+//	minimal -dry-run state.json   # print the plan, change nothing
+//	minimal -cleanup
+//
+// state.json, for example:
+//
+//	{"Services": {"default/web": {
+//	  "ClusterIPs": ["198.18.100.1"],
+//	  "Ports": [{"Name": "http", "Protocol": "TCP", "Port": 80, "TargetPort": 8080}],
+//	  "Endpoints": [{"Addr": "198.18.1.1", "Ready": true}, {"Addr": "198.18.1.2", "Ready": true}]}}}
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/ipvskit/ipvskit/dummy"
+	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/proxier"
+	"github.com/ipvskit/ipvskit/sysctl"
+)
+
+func main() {
+	dryRun := flag.Bool("dry-run", false, "print the plan without applying it")
+	cleanup := flag.Bool("cleanup", false, "remove everything ipvskit owns")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, flag.Arg(0), *dryRun, *cleanup); err != nil {
+		fmt.Fprintln(os.Stderr, "minimal:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, path string, dryRun, cleanup bool) error {
+	ipvsc, err := ipvs.New(nil)
+	if err != nil {
+		return err
+	}
+	defer ipvsc.Close()
+	link, err := dummy.New(nil)
+	if err != nil {
+		return err
+	}
+	defer link.Close()
+	sys, err := sysctl.New(nil)
+	if err != nil {
+		return err
+	}
+	defer sys.Close()
+	rules, err := iptables.NewNFTables(nil)
+	if err != nil {
+		return err
+	}
+	defer rules.Close()
+	p, err := proxier.New(nil, proxier.Deps{IPVS: ipvsc, Link: link, Sysctls: sys,
+		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: rules}})
+	if err != nil {
+		return err
+	}
+	if cleanup {
+		return p.Cleanup(ctx)
+	}
+
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var state proxier.State
+	if err := json.Unmarshal(data, &state); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if dryRun {
+		plan, err := p.Plan(&state)
+		if err != nil {
+			return err
+		}
+		fmt.Print(plan)
+		return nil
+	}
+	res, err := p.Sync(ctx, &state)
+	if err != nil {
+		return err
+	}
+	fmt.Print(res.Plan)
+	return nil
+}

@@ -1,0 +1,69 @@
+package proxier_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/ipvskit/ipvskit/dummy/dummytest"
+	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
+	"github.com/ipvskit/ipvskit/proxier"
+	"github.com/ipvskit/ipvskit/sysctl/sysctltest"
+)
+
+// noRules stands in for a netfilter back end in this example.
+type noRules struct{}
+
+func (noRules) Apply(context.Context, *iptables.Ruleset) error { return nil }
+func (noRules) Render(*iptables.Ruleset) (string, error)       { return "", nil }
+func (noRules) Cleanup(context.Context) error                  { return nil }
+
+// A Proxier over the packages' fakes, as a user's unit test would build it:
+// the first Sync creates the service; a second one with an endpoint more
+// costs one request.
+func Example() {
+	ctx := context.Background()
+	ipvsFake := ipvstest.New()
+	p, err := proxier.New(nil, proxier.Deps{
+		IPVS: ipvsFake, Link: dummytest.New(), Sysctls: sysctltest.New(""),
+		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: noRules{}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	web := proxier.Service{
+		ClusterIPs: []netip.Addr{netip.MustParseAddr("198.18.100.1")},
+		Ports:      []proxier.Port{{Name: "http", Protocol: proxier.TCP, Port: 80, TargetPort: 8080}},
+		Endpoints:  []proxier.Endpoint{{Addr: netip.MustParseAddr("198.18.1.1"), Ready: true}},
+	}
+	state := proxier.State{Services: map[string]proxier.Service{"default/web": web}}
+	if _, err := p.Sync(ctx, &state); err != nil {
+		panic(err)
+	}
+	fmt.Print(ipvsFake.Dump())
+
+	web.Endpoints = append(web.Endpoints, proxier.Endpoint{Addr: netip.MustParseAddr("198.18.1.2"), Ready: true})
+	state.Services["default/web"] = web
+	res, err := p.Sync(ctx, &state)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("requests:", res.Plan.IPVSAdd.Len()+res.Plan.IPVSDelete.Len())
+	// Output:
+	// -A -t 198.18.100.1:80 -s rr
+	// -a -t 198.18.100.1:80 -r 198.18.1.1:8080 -m -w 1
+	// requests: 1
+}
+
+// Validation names every problem and applies nothing.
+func ExampleState_Validate() {
+	state := proxier.State{Services: map[string]proxier.Service{
+		"web": {Ports: []proxier.Port{{Name: "http", Protocol: proxier.TCP, Port: 80}, {Name: "admin", Protocol: "ICMP", Port: 8080, NodePort: 70000}}},
+	}}
+	fmt.Println(state.Validate(&proxier.Config{}))
+	// Output:
+	// proxier: invalid state (2 problems):
+	//   services["web"].ports[1].protocol: "ICMP" is not TCP, UDP or SCTP
+	//   services["web"].ports[1].nodePort: 70000 out of range 0-65535
+}
