@@ -74,9 +74,18 @@ func TestIntegrationExecuteErrors(t *testing.T) {
 	if !errors.Is(err, fs.ErrExist) || !errors.Is(err, unix.EEXIST) || !errors.As(err, &ke) {
 		t.Fatalf("second add: err = %v, want *Error wrapping EEXIST", err)
 	}
-	_, err = c.Execute(ctx, addrMsg(testAddr(2), 33))
-	if !errors.Is(err, unix.EINVAL) || !errors.As(err, &ke) || ke.Message == "" {
-		t.Fatalf("prefix length 33: err = %#v, want EINVAL with an extended-ack message", err)
+	if _, err = c.Execute(ctx, addrMsg(testAddr(2), 33)); !errors.Is(err, unix.EINVAL) {
+		t.Fatalf("prefix length 33: err = %v, want EINVAL", err)
+	}
+	// An attribute of the wrong size fails the kernel's policy check, which
+	// says so in an extended ack pointing at the attribute: offset 24 is
+	// nlmsghdr (16) + ifaddrmsg (8).
+	bad := addrMsg(testAddr(3), 32)
+	bad.Data = append(bad.Data[:8:8], 6, 0, unix.IFA_LOCAL, 0, 198, 18, 0, 0)
+	_, err = c.Execute(ctx, bad)
+	// (EINVAL or ERANGE, depending on the kernel version.)
+	if !errors.As(err, &ke) || (ke.Errno != unix.EINVAL && ke.Errno != unix.ERANGE) || ke.Message == "" || ke.Offset != 24 {
+		t.Fatalf("2-byte IFA_LOCAL: err = %#v, want EINVAL or ERANGE with an extended-ack message at offset 24", err)
 	}
 	if got := loAddrs(t, ns); len(got) != 1 || !got["198.18.0.1"] {
 		t.Fatalf("ip addr shows %v, want only 198.18.0.1", got)
