@@ -1,5 +1,14 @@
 // Package ipsettest provides Fake, an in-memory stand-in for an ipset.Client
 // with the kernel's semantics, for unit tests of code that uses ipsets.
+//
+// Example:
+//
+//	f := ipsettest.New()
+//	err := f.Replace(ctx, ipset.Set{Name: "KUBE-CLUSTER-IP", Type: ipset.HashIPPort},
+//		[]ipset.Entry{{IP: netip.MustParseAddr("198.18.0.10"), Proto: ipset.UDP, Port: 53}})
+//	fmt.Print(f.Dump())
+//	// create KUBE-CLUSTER-IP hash:ip,port family inet hashsize 1024 maxelem 65536
+//	// add KUBE-CLUSTER-IP 198.18.0.10,udp:53
 package ipsettest
 
 import (
