@@ -23,6 +23,7 @@ type iptBackend struct {
 	// forces a full sync. lastText is its rendered rules.
 	last     *Ruleset
 	lastText string
+	lastMark journalMark // of the caller's Ruleset, when last was applied
 	// jumps records that the jump rules were ensured.
 	jumps bool
 	// cleanedOther records that the nftables back end's table was removed.
@@ -57,9 +58,13 @@ func (b *iptBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
 		return &ValidationError{Field: "Family", Value: f.String(), Reason: "this back end applies " + b.fam.String()}
 	}
 	incremental := !full && b.last != nil && b.last.Options == r.Options
-	var err error
+	var (
+		err error
+		d   [numSets + 1][2][]Member
+	)
 	if incremental {
-		err = r.validateChanges(b.last)
+		d = r.deltas(b.last, b.lastMark)
+		err = r.validateAdds(&d)
 	} else {
 		err = r.Validate()
 	}
@@ -75,7 +80,7 @@ func (b *iptBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
 	if !incremental {
 		return b.fullSync(ctx, r)
 	}
-	return b.incremental(ctx, r)
+	return b.incremental(ctx, r, &d)
 }
 
 func (b *iptBackend) repair(ctx context.Context) error {
@@ -117,20 +122,19 @@ func (b *iptBackend) fullSync(ctx context.Context, r *Ruleset) error {
 		}
 		b.jumps = true
 	}
-	b.last, b.lastText = r.Clone(), text
+	b.last, b.lastText, b.lastMark = r.Clone(), text, r.mark()
 	return nil
 }
 
 // incremental adds new set members, rewrites the owned chains if their
 // rules changed, then deletes old members.
-func (b *iptBackend) incremental(ctx context.Context, r *Ruleset) error {
+func (b *iptBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 1][2][]Member) error {
 	old := b.last
 	b.last = nil
-	var changes [numSets + 1][2][]Member // per set: adds, dels
+	changes := d // per set: adds, dels
 	rulesChanged := false
 	for _, s := range Sets() {
-		add, del := r.delta(old, s)
-		changes[s] = [2][]Member{add, del}
+		add, del := changes[s][0], changes[s][1]
 		// The rules change only when a set turns empty or non-empty, or
 		// with the members of LBNoNodeAccess (one rule each).
 		if (len(add)+len(del) > 0 && s == LBNoNodeAccess) || (old.Len(s) == 0) != (r.Len(s) == 0) {
@@ -168,7 +172,7 @@ func (b *iptBackend) incremental(ctx context.Context, r *Ruleset) error {
 	for _, s := range Sets() {
 		old.apply(s, changes[s][0], changes[s][1])
 	}
-	b.last, b.lastText = old, text
+	b.last, b.lastText, b.lastMark = old, text, r.mark()
 	return nil
 }
 

@@ -3,6 +3,7 @@ package iptables
 import (
 	"errors"
 	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -145,5 +146,29 @@ func TestMemberString(t *testing.T) {
 		if got := m.String(); got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
+	}
+}
+
+// The journal finds the same changes as a full comparison, after any
+// sequence of adds, removes and clears.
+func TestJournalDeltasEqualFullDiff(t *testing.T) {
+	r := sample(IPv4, Options{})
+	old := r.Clone()
+	m := r.mark()
+	a := mustAddr("198.18.30.1")
+	r.Add(ClusterIP, AddrPort(a, TCP, 1), AddrPort(a, TCP, 2))
+	r.Remove(ClusterIP, AddrPort(a, TCP, 2))     // added then removed: no change
+	r.Remove(NodePortTCP, Port(30080))           // removed
+	r.Add(NodePortTCP, Port(30080))              // and back: no change
+	r.Clear(LoopBack)                            // all removed
+	r.Add(IPVSIPs, Addr(mustAddr("198.18.0.1"))) // already there: no change
+	r.Add(LoadBalancerSourceCIDR, AddrPortNet(a, UDP, 3, mustPrefix("198.19.9.0/24")))
+	got := r.deltas(old, m)
+	want := r.deltas(old, journalMark{})
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("journal deltas %v, full diff %v", got, want)
+	}
+	if len(got[ClusterIP][0]) != 1 || len(got[LoopBack][1]) != 1 || len(got[NodePortTCP][0])+len(got[NodePortTCP][1]) != 0 {
+		t.Fatalf("unexpected deltas: %v", got)
 	}
 }

@@ -22,7 +22,8 @@ type nftBackend struct {
 
 	// last is what the kernel holds, as far as this back end knows; nil
 	// forces a full sync.
-	last *Ruleset
+	last     *Ruleset
+	lastMark journalMark // of the caller's Ruleset, when last was applied
 	// cleanedOther records that the iptables back end's objects were
 	// removed (done once, before the first full sync).
 	cleanedOther bool
@@ -103,9 +104,13 @@ func (b *nftBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
 		return &ValidationError{Field: "Family", Value: f.String(), Reason: "this back end applies " + b.cfg.Family.String()}
 	}
 	incremental := !full && b.last != nil && b.last.Options == r.Options
-	var err error
+	var (
+		err error
+		d   [numSets + 1][2][]Member
+	)
 	if incremental {
-		err = r.validateChanges(b.last)
+		d = r.deltas(b.last, b.lastMark)
+		err = r.validateAdds(&d)
 	} else {
 		err = r.Validate()
 	}
@@ -118,7 +123,7 @@ func (b *nftBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
 	if !incremental {
 		return b.fullSync(ctx, r)
 	}
-	return b.incremental(ctx, r)
+	return b.incremental(ctx, r, &d)
 }
 
 func (b *nftBackend) repair(ctx context.Context) error {
@@ -179,7 +184,7 @@ func (b *nftBackend) fullSync(ctx context.Context, r *Ruleset) error {
 		return fmt.Errorf("nftables: full sync of table %s %s: %w", b.cfg.Family, t.Name, err)
 	}
 	b.sets = sets
-	b.last = r.Clone()
+	b.last, b.lastMark = r.Clone(), r.mark()
 	return nil
 }
 
@@ -208,18 +213,15 @@ type elemOp struct {
 	elems []Member
 }
 
-func (b *nftBackend) incremental(ctx context.Context, r *Ruleset) error {
+func (b *nftBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 1][2][]Member) error {
 	old := b.last
-	var (
-		dels, adds []elemOp
-		changes    [numSets + 1][2][]Member // per set: model-level adds, dels
-	)
+	changes := d // per set: model-level adds, dels
+	var dels, adds []elemOp
 	for _, s := range Sets() {
-		add, del := r.delta(old, s)
+		add, del := changes[s][0], changes[s][1]
 		if len(add)+len(del) == 0 {
 			continue
 		}
-		changes[s] = [2][]Member{add, del}
 		if s == LoadBalancerSourceCIDR {
 			// Stored normalised: diff the normalised lists.
 			add, del = diffMembers(nftMembers(r, s), nftMembers(old, s))
@@ -233,6 +235,7 @@ func (b *nftBackend) incremental(ctx context.Context, r *Ruleset) error {
 	}
 	ops := append(dels, adds...)
 	if len(ops) == 0 {
+		b.lastMark = r.mark()
 		return nil
 	}
 	// Cut into batches of at most MaxBatchElements elements, deletes first.
@@ -279,7 +282,7 @@ func (b *nftBackend) incremental(ctx context.Context, r *Ruleset) error {
 	for _, s := range Sets() {
 		old.apply(s, changes[s][0], changes[s][1])
 	}
-	b.last = old
+	b.last, b.lastMark = old, r.mark()
 	return nil
 }
 

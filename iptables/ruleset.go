@@ -16,6 +16,56 @@ type Ruleset struct {
 	Options Options
 
 	sets [numSets + 1]map[Member]struct{}
+
+	// journal records the sets and members touched since the journal
+	// started (epoch), so a back end that applied this same Ruleset at
+	// journal position p can find what changed since in O(changes).
+	journal []change
+	epoch   uint64
+}
+
+// change is one journal entry: a member of a set that was added or removed.
+type change struct {
+	set SetName
+	m   Member
+}
+
+// journalSlack is how far the journal may outgrow the ruleset before it is
+// dropped (back ends then diff the whole ruleset once).
+const journalSlack = 4096
+
+func (r *Ruleset) record(s SetName, m Member) {
+	r.journal = append(r.journal, change{s, m})
+	if len(r.journal) > journalSlack && len(r.journal) > 2*r.size() {
+		r.journal = nil
+		r.epoch++
+	}
+}
+
+func (r *Ruleset) size() int {
+	n := 0
+	for _, s := range r.sets {
+		n += len(s)
+	}
+	return n
+}
+
+// journalMark is a position in a Ruleset's journal.
+type journalMark struct {
+	r     *Ruleset
+	epoch uint64
+	pos   int
+}
+
+func (r *Ruleset) mark() journalMark { return journalMark{r, r.epoch, len(r.journal)} }
+
+// changedSince returns the journal entries after m, if m is a mark of r in
+// its current epoch.
+func (r *Ruleset) changedSince(m journalMark) ([]change, bool) {
+	if m.r != r || m.epoch != r.epoch || m.pos > len(r.journal) {
+		return nil, false
+	}
+	return r.journal[m.pos:], true
 }
 
 // NewRuleset returns an empty ruleset for family f with options o.
@@ -40,6 +90,7 @@ func (r *Ruleset) Add(s SetName, members ...Member) {
 	}
 	for _, m := range members {
 		r.sets[s][m] = struct{}{}
+		r.record(s, m)
 	}
 }
 
@@ -50,12 +101,16 @@ func (r *Ruleset) Remove(s SetName, members ...Member) {
 	}
 	for _, m := range members {
 		delete(r.sets[s], m)
+		r.record(s, m)
 	}
 }
 
 // Clear empties set s.
 func (r *Ruleset) Clear(s SetName) {
 	if s.valid() {
+		for m := range r.sets[s] {
+			r.record(s, m)
+		}
 		r.sets[s] = nil
 	}
 }
@@ -169,12 +224,62 @@ func (r *Ruleset) validateChanges(old *Ruleset) error {
 	return nil
 }
 
+// validateAdds checks the added members of a delta (of a ruleset whose
+// family and options were already validated).
+func (r *Ruleset) validateAdds(d *[numSets + 1][2][]Member) error {
+	if len(r.sets[0]) > 0 {
+		return &ValidationError{Field: "SetName", Value: "unknown", Reason: fmt.Sprintf("%d members were added to a set that does not exist", len(r.sets[0]))}
+	}
+	for _, s := range Sets() {
+		for _, m := range d[s][0] {
+			if err := checkMember(r.family(), s, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // apply changes r by adding add and removing del in set s.
 func (r *Ruleset) apply(s SetName, add, del []Member) {
 	r.Remove(s, del...)
 	if len(add) > 0 {
 		r.Add(s, add...)
 	}
+}
+
+// deltas returns, per set, the members in r and not in old (adds) and in
+// old and not in r (dels). With a journal mark m taken when old was made
+// from r, it looks only at the members touched since; otherwise it compares
+// every set.
+func (r *Ruleset) deltas(old *Ruleset, m journalMark) (out [numSets + 1][2][]Member) {
+	changes, ok := r.changedSince(m)
+	if !ok {
+		for _, s := range Sets() {
+			add, del := r.delta(old, s)
+			out[s] = [2][]Member{add, del}
+		}
+		return out
+	}
+	seen := make(map[change]bool, len(changes))
+	for _, c := range changes {
+		if seen[c] || !c.set.valid() {
+			continue
+		}
+		seen[c] = true
+		now, before := r.Has(c.set, c.m), old.Has(c.set, c.m)
+		switch {
+		case now && !before:
+			out[c.set][0] = append(out[c.set][0], c.m)
+		case before && !now:
+			out[c.set][1] = append(out[c.set][1], c.m)
+		}
+	}
+	for s := range out {
+		slices.SortFunc(out[s][0], Member.compare)
+		slices.SortFunc(out[s][1], Member.compare)
+	}
+	return out
 }
 
 // delta returns the members of set s that are in r but not in old (add) and

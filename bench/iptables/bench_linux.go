@@ -66,10 +66,13 @@ func IPTablesBackend(base *iptables.Ruleset, d *Delta) (time.Duration, error) {
 			t, err = timed(func() error { return b.Apply(ctx, base) })
 			return err
 		}
-		if err := b.Apply(ctx, base); err != nil {
+		// The proxier keeps one Ruleset and changes it between syncs.
+		r := base.Clone()
+		if err := b.Apply(ctx, r); err != nil {
 			return err
 		}
-		t, err = timed(func() error { return b.Apply(ctx, d.Ruleset) })
+		d.Mutate(r)
+		t, err = timed(func() error { return b.Apply(ctx, r) })
 		return err
 	})
 	return t, err
@@ -135,17 +138,21 @@ func NFTablesBackend(base *iptables.Ruleset, d *Delta) (time.Duration, error) {
 		defer b.Close()
 		if d == nil {
 			// The first Apply also removes iptables leftovers (execs of
-			// iptables-save); that is not part of the sync being compared.
-			if err := b.Cleanup(ctx); err != nil {
+			// iptables-save), once per process: not part of the sync being
+			// compared, so it happens untimed, with an empty ruleset.
+			if err := b.Apply(ctx, iptables.NewRuleset(base.Family, base.Options)); err != nil {
 				return err
 			}
 			t, err = timed(func() error { return b.ApplyFull(ctx, base) })
 			return err
 		}
-		if err := b.Apply(ctx, base); err != nil {
+		// The proxier keeps one Ruleset and changes it between syncs.
+		r := base.Clone()
+		if err := b.Apply(ctx, r); err != nil {
 			return err
 		}
-		t, err = timed(func() error { return b.Apply(ctx, d.Ruleset) })
+		d.Mutate(r)
+		t, err = timed(func() error { return b.Apply(ctx, r) })
 		return err
 	})
 	return t, err

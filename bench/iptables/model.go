@@ -66,7 +66,7 @@ func Model(n int) *iptables.Ruleset {
 // Delta is one new service: what changes in the model, and the same change
 // written for the reference tools.
 type Delta struct {
-	Ruleset *iptables.Ruleset // the model with the service added
+	Mutate func(r *iptables.Ruleset) // adds the service to r, as a proxier would
 	IPSet   string            // `ipset restore` input
 	NFT     string            // `nft -f` input
 }
@@ -74,13 +74,14 @@ type Delta struct {
 // OneService returns base plus one new service (cluster IP, VIP, a local
 // endpoint and a node port).
 func OneService(base *iptables.Ruleset, n int) Delta {
-	r := base.Clone()
 	vip := addr(n + 30000)
 	ep := netip.AddrFrom4([4]byte{198, 19, 255, 250})
-	r.Add(iptables.ClusterIP, iptables.AddrPort(vip, iptables.TCP, 80))
-	r.Add(iptables.IPVSIPs, iptables.Addr(vip))
-	r.Add(iptables.LoopBack, iptables.AddrPortAddr(ep, iptables.TCP, 8080, ep))
-	r.Add(iptables.NodePortTCP, iptables.Port(32700))
+	mutate := func(r *iptables.Ruleset) {
+		r.Add(iptables.ClusterIP, iptables.AddrPort(vip, iptables.TCP, 80))
+		r.Add(iptables.IPVSIPs, iptables.Addr(vip))
+		r.Add(iptables.LoopBack, iptables.AddrPortAddr(ep, iptables.TCP, 8080, ep))
+		r.Add(iptables.NodePortTCP, iptables.Port(32700))
+	}
 	var ips, nft strings.Builder
 	fmt.Fprintf(&ips, "add %s %s,tcp:80 -exist\n", iptables.ClusterIP.IPSetName(iptables.IPv4), vip)
 	fmt.Fprintf(&ips, "add %s %s -exist\n", iptables.IPVSIPs.IPSetName(iptables.IPv4), vip)
@@ -91,7 +92,7 @@ func OneService(base *iptables.Ruleset, n int) Delta {
 	fmt.Fprintf(&nft, "add element ip %s ipvs-ips { %s }\n", t, vip)
 	fmt.Fprintf(&nft, "add element ip %s loop-back { %s . tcp . 8080 . %s }\n", t, ep, ep)
 	fmt.Fprintf(&nft, "add element ip %s node-port-tcp { 32700 }\n", t)
-	return Delta{Ruleset: r, IPSet: ips.String(), NFT: nft.String()}
+	return Delta{Mutate: mutate, IPSet: ips.String(), NFT: nft.String()}
 }
 
 // IPSetRestore returns `ipset restore` input that creates every ipset of r
