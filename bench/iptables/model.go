@@ -67,8 +67,8 @@ func Model(n int) *iptables.Ruleset {
 // written for the reference tools.
 type Delta struct {
 	Mutate func(r *iptables.Ruleset) // adds the service to r, as a proxier would
-	IPSet   string            // `ipset restore` input
-	NFT     string            // `nft -f` input
+	IPSet  string                    // `ipset restore` input
+	NFT    string                    // `nft -f` input
 }
 
 // OneService returns base plus one new service (cluster IP, VIP, a local
