@@ -102,6 +102,18 @@ func (c *Client) Sync(ctx context.Context, name string, wanted []netip.Addr) (Sy
 	return c.c.sync(ctx, name, wanted)
 }
 
+// Update binds every address of add to the dummy link name and unbinds
+// every address of remove, sending the requests many to a netlink send with
+// one acknowledgement per send: binding thousands of VIPs costs a few round
+// trips instead of one each. An address of add that is already bound, or of
+// remove that is not, is not an error, so Update is idempotent. Every address
+// is validated first (a *ValidationError names add[i] or remove[i]) and
+// nothing is changed if one is invalid. If the kernel refuses some requests,
+// the others still take effect and the error joins one *Error per refusal.
+func (c *Client) Update(ctx context.Context, name string, add, remove []netip.Addr) error {
+	return c.c.update(ctx, name, add, remove)
+}
+
 // Delete deletes the dummy link name and with it every address on it. The
 // error matches fs.ErrNotExist if there is no such link; a link of another
 // type is not deleted (*LinkTypeError).

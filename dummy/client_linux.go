@@ -15,6 +15,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/ipvskit/ipvskit/internal/nlconn"
 )
 
 // kind is the rtnetlink link kind of a dummy link (IFLA_INFO_KIND).
@@ -33,6 +35,7 @@ const dumpRetries = 5
 type client struct {
 	mu sync.Mutex
 	h  *netlink.Handle // nil once closed
+	nl *nlconn.Conn    // the batch path (Update)
 }
 
 func newClient(cfg *Config) (*client, error) {
@@ -45,7 +48,16 @@ func newClient(cfg *Config) (*client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dummy: opening an rtnetlink socket in the network namespace: %w", err)
 	}
-	return &client{h: h}, nil
+	nsfd := 0
+	if cfg.NetNS > 0 {
+		nsfd = int(cfg.NetNS)
+	}
+	nl, err := nlconn.Dial(unix.NETLINK_ROUTE, &nlconn.Config{NetNS: nsfd})
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("dummy: opening an rtnetlink socket in the network namespace: %w", err)
+	}
+	return &client{h: h, nl: nl}, nil
 }
 
 func (c *client) close() error {
@@ -56,6 +68,7 @@ func (c *client) close() error {
 	}
 	c.h.Close()
 	c.h = nil
+	c.nl.Close()
 	return nil
 }
 

@@ -26,3 +26,4 @@ func (*client) delete(context.Context, string) error                  { return e
 func (*client) sync(context.Context, string, []netip.Addr) (SyncResult, error) {
 	return SyncResult{}, errOS()
 }
+func (*client) update(context.Context, string, []netip.Addr, []netip.Addr) error { return errOS() }

@@ -200,6 +200,39 @@ func (f *Fake) Unbind(ctx context.Context, name string, addr netip.Addr) error {
 	return nil
 }
 
+// Update is dummy.Client.Update.
+func (f *Fake) Update(ctx context.Context, name string, add, remove []netip.Addr) error {
+	if err := dummy.ValidateName(name); err != nil {
+		return err
+	}
+	for i, a := range add {
+		if err := dummy.ValidateAddr(fmt.Sprintf("add[%d]", i), a); err != nil {
+			return err
+		}
+	}
+	for i, a := range remove {
+		if err := dummy.ValidateAddr(fmt.Sprintf("remove[%d]", i), a); err != nil {
+			return err
+		}
+	}
+	if len(add)+len(remove) == 0 {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, err := f.lookup(ctx, name)
+	if err != nil {
+		return opErr("update", name, netip.Prefix{}, err)
+	}
+	for _, a := range add {
+		l.addrs[netip.PrefixFrom(a, a.BitLen())] = true
+	}
+	for _, a := range remove {
+		delete(l.addrs, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return nil
+}
+
 // Sync is dummy.Client.Sync.
 func (f *Fake) Sync(ctx context.Context, name string, wanted []netip.Addr) (dummy.SyncResult, error) {
 	var res dummy.SyncResult

@@ -21,6 +21,7 @@ type Links interface {
 	Bind(ctx context.Context, name string, addr netip.Addr) error
 	Unbind(ctx context.Context, name string, addr netip.Addr) error
 	Sync(ctx context.Context, name string, wanted []netip.Addr) (dummy.SyncResult, error)
+	Update(ctx context.Context, name string, add, remove []netip.Addr) error
 	Delete(ctx context.Context, name string) error
 }
 
@@ -64,6 +65,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) World) {
 		{"MissingLinkIsNotExist", missing},
 		{"DeleteRemovesLinkAndAddrs", deleteLink},
 		{"CanceledContextChangesNothing", canceled},
+		{"UpdateIsIdempotentAndValidatesFirst", update},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, newWorld(t)) })
 	}
@@ -314,5 +316,47 @@ func wantResult(t *testing.T, res dummy.SyncResult, added, removed []netip.Prefi
 	t.Helper()
 	if !slices.Equal(res.Added, added) || !slices.Equal(res.Removed, removed) {
 		t.Fatalf("Sync result = added %v removed %v; want added %v removed %v", res.Added, res.Removed, added, removed)
+	}
+}
+
+func update(t *testing.T, w World) {
+	ctx := context.Background()
+	if err := w.Links.Update(ctx, link, []netip.Addr{a}, nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Update of a missing link = %v, want fs.ErrNotExist", err)
+	}
+	if _, err := w.Links.Ensure(ctx, link); err != nil {
+		t.Fatal(err)
+	}
+	check := func(want ...netip.Addr) {
+		t.Helper()
+		got, ok := w.Oracle(t, link)
+		var wantP []netip.Prefix
+		for _, x := range want {
+			wantP = append(wantP, host(x))
+		}
+		if !ok || !slices.Equal(got, wantP) {
+			t.Fatalf("addresses %v (link there: %v), want %v", got, ok, wantP)
+		}
+	}
+	if err := w.Links.Update(ctx, link, []netip.Addr{a, b, a6}, nil); err != nil {
+		t.Fatal(err)
+	}
+	check(a, b, a6)
+	// Binding what is bound and unbinding what is not are not errors.
+	if err := w.Links.Update(ctx, link, []netip.Addr{a}, []netip.Addr{b, c}); err != nil {
+		t.Fatalf("idempotent Update: %v", err)
+	}
+	check(a, a6)
+	// One invalid address: a *ValidationError naming it, nothing changed.
+	err := w.Links.Update(ctx, link, []netip.Addr{c}, []netip.Addr{a, netip.IPv4Unspecified()})
+	var ve *dummy.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "remove[1]" {
+		t.Fatalf("Update with an invalid address = %v, want a *ValidationError for remove[1]", err)
+	}
+	check(a, a6)
+	w.Foreign(t, "br-foreign")
+	var lte *dummy.LinkTypeError
+	if err := w.Links.Update(ctx, "br-foreign", []netip.Addr{c}, nil); !errors.As(err, &lte) {
+		t.Fatalf("Update of a bridge = %v, want a *LinkTypeError", err)
 	}
 }
