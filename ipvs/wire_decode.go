@@ -7,9 +7,6 @@ import (
 	"math/bits"
 	"net/netip"
 	"time"
-
-	"github.com/mdlayher/genetlink"
-	"github.com/mdlayher/netlink"
 )
 
 // This file decodes the kernel's replies, following ip_vs_genl_fill_service,
@@ -19,34 +16,30 @@ import (
 
 var errMissing = errors.New("attribute missing")
 
-// genlAttrs strips the genetlink header of a reply.
+// genlAttrs strips the genetlink header (struct genlmsghdr) of a reply.
 func genlAttrs(b []byte) ([]byte, error) {
-	var m genetlink.Message
-	if err := m.UnmarshalBinary(b); err != nil {
-		return nil, fmt.Errorf("ipvs: decoding reply: %w", err)
+	if len(b) < 4 {
+		return nil, fmt.Errorf("ipvs: decoding reply: %d bytes, shorter than a genetlink header", len(b))
 	}
-	return m.Data, nil
+	return b[4:], nil
 }
 
 // nested finds the nested attribute typ among the top-level attributes of a
 // reply and returns its contents.
 func nested(b []byte, typ uint16) ([]byte, error) {
-	attrs, err := genlAttrs(b)
+	body, err := genlAttrs(b)
 	if err != nil {
 		return nil, err
 	}
-	ad, err := netlink.NewAttributeDecoder(attrs)
-	if err != nil {
-		return nil, err
-	}
+	a := attrs{b: body}
 	var found []byte
-	for ad.Next() {
-		if ad.Type() == typ {
-			found = ad.Bytes()
+	for a.next() {
+		if a.typ == typ {
+			found = a.val
 		}
 	}
-	if err := ad.Err(); err != nil {
-		return nil, err
+	if a.err != nil {
+		return nil, fmt.Errorf("ipvs: decoding reply: %w", a.err)
 	}
 	if found == nil {
 		return nil, fmt.Errorf("ipvs: decoding reply: %w: type %d", errMissing, typ)
@@ -64,13 +57,6 @@ func decodeAddr(b []byte, f Family) (netip.Addr, error) {
 	return netip.Addr{}, fmt.Errorf("address of %d bytes for %v", len(b), f)
 }
 
-func decodeBE16(b []byte) (uint16, error) {
-	if len(b) != 2 {
-		return 0, fmt.Errorf("port of %d bytes", len(b))
-	}
-	return binary.BigEndian.Uint16(b), nil
-}
-
 // prefixLen is the inverse of netmask.
 func prefixLen(f Family, b []byte) (uint8, error) {
 	if len(b) != 4 {
@@ -85,21 +71,13 @@ func prefixLen(f Family, b []byte) (uint8, error) {
 // decodeStats reads a STATS or STATS64 nest; every value may be 4 or 8 bytes.
 func decodeStats(b []byte) (Stats, error) {
 	var s Stats
-	ad, err := netlink.NewAttributeDecoder(b)
-	if err != nil {
-		return s, err
-	}
-	for ad.Next() {
-		var v uint64
-		switch raw := ad.Bytes(); len(raw) {
-		case 4:
-			v = uint64(binary.NativeEndian.Uint32(raw))
-		case 8:
-			v = binary.NativeEndian.Uint64(raw)
-		default:
+	a := attrs{b: b}
+	for a.next() {
+		if len(a.val) != 4 && len(a.val) != 8 {
 			continue // IPVS_STATS_ATTR_PAD and anything unknown
 		}
-		switch ad.Type() {
+		v := a.uint()
+		switch a.typ {
 		case statsAttrConns:
 			s.Connections = v
 		case statsAttrInPkts:
@@ -122,7 +100,7 @@ func decodeStats(b []byte) (Stats, error) {
 			s.BPSOut = v
 		}
 	}
-	return s, ad.Err()
+	return s, a.err
 }
 
 // decodeService reads a GET_SERVICE reply (one message of a dump).
@@ -132,10 +110,7 @@ func decodeService(b []byte) (ServiceInfo, error) {
 	if err != nil {
 		return si, err
 	}
-	ad, err := netlink.NewAttributeDecoder(nb)
-	if err != nil {
-		return si, err
-	}
+	a := attrs{b: nb}
 	var (
 		addr, netmaskRaw []byte
 		flags            uint32
@@ -144,44 +119,40 @@ func decodeService(b []byte) (ServiceInfo, error) {
 		haveAF           bool
 	)
 	s := &si.Service
-	for ad.Next() {
-		switch ad.Type() {
+	for a.next() {
+		switch a.typ {
 		case svcAttrAF:
-			s.Family, haveAF = Family(ad.Uint16()), true
+			s.Family, haveAF = Family(a.u16()), true
 		case svcAttrProtocol:
-			s.Protocol = Protocol(ad.Uint16())
+			s.Protocol = Protocol(a.u16())
 		case svcAttrAddr:
-			addr = ad.Bytes()
+			addr = a.val
 		case svcAttrPort:
-			s.Port, err = decodeBE16(ad.Bytes())
+			s.Port = a.be16()
 		case svcAttrFWMark:
-			s.FWMark = ad.Uint32()
+			s.FWMark = a.u32()
 		case svcAttrSchedName:
-			s.Scheduler = ad.String()
+			s.Scheduler = a.str()
 		case svcAttrPEName:
-			s.PersistenceEngine = ad.String()
+			s.PersistenceEngine = a.str()
 		case svcAttrFlags:
-			raw := ad.Bytes()
-			if len(raw) < 4 {
-				err = fmt.Errorf("flags of %d bytes", len(raw))
+			if len(a.val) < 4 {
+				a.err = fmt.Errorf("flags of %d bytes", len(a.val))
 				break
 			}
-			flags = binary.NativeEndian.Uint32(raw[:4])
+			flags = binary.NativeEndian.Uint32(a.val[:4])
 		case svcAttrTimeout:
-			timeout = ad.Uint32()
+			timeout = a.u32()
 		case svcAttrNetmask:
-			netmaskRaw = ad.Bytes()
+			netmaskRaw = a.val
 		case svcAttrStats:
-			stats32 = ad.Bytes()
+			stats32 = a.val
 		case svcAttrStats64:
-			stats64 = ad.Bytes()
-		}
-		if err != nil {
-			return si, fmt.Errorf("ipvs: decoding service: %w", err)
+			stats64 = a.val
 		}
 	}
-	if err := ad.Err(); err != nil {
-		return si, fmt.Errorf("ipvs: decoding service: %w", err)
+	if a.err != nil {
+		return si, fmt.Errorf("ipvs: decoding service: %w", a.err)
 	}
 	if !haveAF {
 		return si, fmt.Errorf("ipvs: decoding service: address family %w", errMissing)

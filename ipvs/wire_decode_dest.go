@@ -3,8 +3,6 @@ package ipvs
 import (
 	"fmt"
 	"time"
-
-	"github.com/mdlayher/netlink"
 )
 
 // decodeDest reads one message of a GET_DEST dump. svcFamily stands in for
@@ -16,51 +14,45 @@ func decodeDest(b []byte, svcFamily Family) (DestinationInfo, error) {
 	if err != nil {
 		return di, err
 	}
-	ad, err := netlink.NewAttributeDecoder(nb)
-	if err != nil {
-		return di, err
-	}
+	a := attrs{b: nb}
 	var addr, stats32, stats64 []byte
 	d := &di.Destination
-	for ad.Next() {
-		switch ad.Type() {
+	for a.next() {
+		switch a.typ {
 		case destAttrAddr:
-			addr = ad.Bytes()
+			addr = a.val
 		case destAttrPort:
-			d.Port, err = decodeBE16(ad.Bytes())
+			d.Port = a.be16()
 		case destAttrFwdMethod:
-			d.Forward = ForwardMethod(ad.Uint32() & fwdMask)
+			d.Forward = ForwardMethod(a.u32() & fwdMask)
 		case destAttrWeight:
-			d.Weight = ad.Uint32()
+			d.Weight = a.u32()
 		case destAttrUThresh:
-			d.UpperThreshold = ad.Uint32()
+			d.UpperThreshold = a.u32()
 		case destAttrLThresh:
-			d.LowerThreshold = ad.Uint32()
+			d.LowerThreshold = a.u32()
 		case destAttrActiveConns:
-			di.ActiveConns = ad.Uint32()
+			di.ActiveConns = a.u32()
 		case destAttrInactConns:
-			di.InactiveConns = ad.Uint32()
+			di.InactiveConns = a.u32()
 		case destAttrPersistConns:
-			di.PersistentConns = ad.Uint32()
+			di.PersistentConns = a.u32()
 		case destAttrAddrFamily:
-			d.Family = Family(ad.Uint16())
+			d.Family = Family(a.u16())
 		case destAttrTunType:
-			d.TunnelType = TunnelType(ad.Uint8())
+			d.TunnelType = TunnelType(a.u8())
 		case destAttrTunPort:
-			d.TunnelPort, err = decodeBE16(ad.Bytes())
+			d.TunnelPort = a.be16()
 		case destAttrTunFlags:
-			d.TunnelFlags = TunnelFlags(ad.Uint16())
+			d.TunnelFlags = TunnelFlags(a.u16())
 		case destAttrStats:
-			stats32 = ad.Bytes()
+			stats32 = a.val
 		case destAttrStats64:
-			stats64 = ad.Bytes()
-		}
-		if err != nil {
-			return di, fmt.Errorf("ipvs: decoding destination: %w", err)
+			stats64 = a.val
 		}
 	}
-	if err := ad.Err(); err != nil {
-		return di, fmt.Errorf("ipvs: decoding destination: %w", err)
+	if a.err != nil {
+		return di, fmt.Errorf("ipvs: decoding destination: %w", a.err)
 	}
 	if d.Family == 0 {
 		d.Family = svcFamily
@@ -90,54 +82,45 @@ func decodeDaemon(b []byte) (Daemon, error) {
 	if err != nil {
 		return d, err
 	}
-	ad, err := netlink.NewAttributeDecoder(nb)
-	if err != nil {
-		return d, err
-	}
-	for ad.Next() {
-		switch ad.Type() {
+	a := attrs{b: nb}
+	for a.next() {
+		switch a.typ {
 		case daemonAttrState:
-			d.State = DaemonState(ad.Uint32())
+			d.State = DaemonState(a.u32())
 		case daemonAttrMcastIfn:
-			d.Interface = ad.String()
+			d.Interface = a.str()
 		case daemonAttrSyncID:
-			d.SyncID = ad.Uint32()
+			d.SyncID = a.u32()
 		case daemonAttrSyncMaxLen:
-			d.MaxLen = ad.Uint16()
+			d.MaxLen = a.u16()
 		case daemonAttrMcastGroup:
-			d.Group, err = decodeAddr(ad.Bytes(), IPv4)
+			d.Group, a.err = decodeAddr(a.val, IPv4)
 		case daemonAttrMcastGroup6:
-			d.Group, err = decodeAddr(ad.Bytes(), IPv6)
+			d.Group, a.err = decodeAddr(a.val, IPv6)
 		case daemonAttrMcastPort:
-			d.Port = ad.Uint16()
+			d.Port = a.u16()
 		case daemonAttrMcastTTL:
-			d.TTL = ad.Uint8()
-		}
-		if err != nil {
-			return d, fmt.Errorf("ipvs: decoding sync daemon: %w", err)
+			d.TTL = a.u8()
 		}
 	}
-	if err := ad.Err(); err != nil {
-		return d, fmt.Errorf("ipvs: decoding sync daemon: %w", err)
+	if a.err != nil {
+		return d, fmt.Errorf("ipvs: decoding sync daemon: %w", a.err)
 	}
 	return d, nil
 }
 
 // topLevel decodes the top-level u32 attributes of a reply into a map.
 func topLevel(b []byte) (map[uint16]uint32, error) {
-	attrs, err := genlAttrs(b)
+	body, err := genlAttrs(b)
 	if err != nil {
 		return nil, err
 	}
-	ad, err := netlink.NewAttributeDecoder(attrs)
-	if err != nil {
-		return nil, err
-	}
+	a := attrs{b: body}
 	m := map[uint16]uint32{}
-	for ad.Next() {
-		m[ad.Type()] = ad.Uint32()
+	for a.next() {
+		m[a.typ] = a.u32()
 	}
-	return m, ad.Err()
+	return m, a.err
 }
 
 // decodeTimeouts reads a GET_CONFIG reply.
