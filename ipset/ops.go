@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 	"github.com/mdlayher/netlink"
@@ -44,8 +45,12 @@ func initClient(ctx context.Context, t transport) (*client, error) {
 	msgs, err := t.Execute(ctx, protocolRequest())
 	if err != nil {
 		var ne *nlconn.Error
-		if errors.As(err, &ne) && ne.Errno < 4096 {
-			return nil, fmt.Errorf("ipset: the kernel does not answer the ipset protocol (module ip_set): %w: %w", ErrNotSupported, err)
+		if errors.As(err, &ne) {
+			switch ne.Errno {
+			case syscall.EINVAL, syscall.EOPNOTSUPP, syscall.EPROTONOSUPPORT, syscall.ENOENT:
+				// nfnetlink has no ipset subsystem to hand the request to.
+				return nil, fmt.Errorf("ipset: the kernel does not answer the ipset protocol (module ip_set): %w: %w", ErrNotSupported, err)
+			}
 		}
 		return nil, wrapErr("protocol", "", TypeUnknown, err)
 	}

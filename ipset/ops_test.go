@@ -3,6 +3,7 @@ package ipset
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"syscall"
 	"testing"
 
@@ -134,6 +135,43 @@ func TestReplaceCleansUpOnFailure(t *testing.T) {
 		}
 		if last := s.cmds[len(s.cmds)-1]; last != cmdDestroy {
 			t.Errorf("%s: last command %d, want the temporary set's destroy", tc.name, last)
+		}
+	}
+}
+
+func TestInitClientNegotiates(t *testing.T) {
+	reply := func(max, min uint8) []netlink.Message {
+		w := &attrWriter{b: []byte{2, 0, 0, 0}}
+		w.u8(attrProtocol, max)
+		if min != 0 {
+			w.u8(attrProtocolMin, min)
+		}
+		return []netlink.Message{{Data: w.b}}
+	}
+	for _, tc := range []struct {
+		name      string
+		msgs      []netlink.Message
+		err       error
+		wantProto uint8
+		wantErr   error
+	}{
+		{"protocol 7 kernel", reply(7, 6), nil, 7, nil},
+		{"protocol 6 kernel", reply(6, 0), nil, 6, nil},
+		{"a future kernel", reply(9, 6), nil, 7, nil},
+		{"a kernel past us", reply(9, 8), nil, 0, ErrNotSupported},
+		{"no ipset subsystem", nil, kernelErr(int(syscall.EINVAL)), 0, ErrNotSupported},
+		{"not privileged", nil, kernelErr(int(syscall.EPERM)), 0, fs.ErrPermission},
+	} {
+		s := &scripted{answer: func(uint8, netlink.Message) ([]netlink.Message, error) { return tc.msgs, tc.err }}
+		c, err := initClient(context.Background(), s)
+		switch {
+		case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.wantErr)
+		case tc.wantErr == nil && (err != nil || c.proto != tc.wantProto):
+			t.Errorf("%s: %+v, %v; want protocol %d", tc.name, c, err, tc.wantProto)
+		}
+		if errors.Is(tc.wantErr, fs.ErrPermission) && errors.Is(err, ErrNotSupported) {
+			t.Errorf("%s: EPERM reported as not supported: %v", tc.name, err)
 		}
 	}
 }
