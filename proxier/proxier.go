@@ -139,7 +139,13 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (*Result, error) {
 	return res, nil
 }
 
-// start ensures the VIP link and the sysctl profile, once.
+// ipv6Forwarding is the setting a proxier serving IPv6 adds to sysctl's
+// IPVS profile, which sets net/ipv4/ip_forward only.
+var ipv6Forwarding = sysctl.Setting{Key: "net/ipv6/conf/all/forwarding", Value: "1",
+	Why: "forward IPv6 traffic to backends, and their replies back through IPVS"}
+
+// start ensures the VIP link and the sysctl profile (with IPv6 forwarding
+// when IPv6 is served), once.
 func (p *Proxier) start(ctx context.Context, res *Result) error {
 	created, err := p.link.Ensure(ctx, p.cfg.LinkName)
 	if err != nil {
@@ -149,6 +155,11 @@ func (p *Proxier) start(ctx context.Context, res *Result) error {
 	profile, err := p.sys.IPVSProfile(&sysctl.IPVSOptions{StrictARP: p.cfg.StrictARP})
 	if err != nil {
 		return fmt.Errorf("proxier: sysctl profile: %w", err)
+	}
+	if enabledFamilies(&p.cfg)[IPv6] {
+		// sysctl's profile forwards IPv4 only; without IPv6 forwarding
+		// the node drops a backend's replies before IPVS can un-NAT them.
+		profile = append(profile, ipv6Forwarding)
 	}
 	if res.SysctlChanges, err = p.sys.Apply(ctx, profile); err != nil {
 		return fmt.Errorf("proxier: sysctls: %w", err)

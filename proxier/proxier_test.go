@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
+	"github.com/ipvskit/ipvskit/sysctl"
 	"github.com/ipvskit/ipvskit/sysctl/sysctltest"
 )
 
@@ -232,3 +234,27 @@ func TestPlanIsADryRun(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestDualStackTurnsOnIPv6Forwarding(t *testing.T) {
+	for _, fams := range [][]Family{{IPv4}, {IPv4, IPv6}} {
+		sys := sysctltest.New("")
+		sys.Put("net/ipv6/conf/all/forwarding", "0") // the fake has no IPv6 keys of its own
+		rules := map[Family]Rules{IPv4: &fakeRules{}, IPv6: &fakeRules{}}
+		p, err := New(&Config{Families: fams}, Deps{IPVS: ipvstest.New(), Link: dummytest.New(), Sysctls: sys, Rules: rules})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := oneService()
+		res, err := p.Sync(context.Background(), &s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v6 := len(fams) == 2
+		got, _ := sys.Get(context.Background(), "net/ipv6/conf/all/forwarding")
+		if changed := slices.ContainsFunc(res.SysctlChanges, func(c sysctl.Change) bool {
+			return c.Key == "net/ipv6/conf/all/forwarding" && c.New == "1"
+		}); changed != v6 || (got == "1") != v6 {
+			t.Errorf("families %v: IPv6 forwarding %q, reported as changed %v; want it on only with IPv6", fams, got, changed)
+		}
+	}
+}
