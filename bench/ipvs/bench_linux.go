@@ -189,6 +189,9 @@ func NewNetNS() (*NetNS, error) {
 	return &NetNS{h: h}, nil
 }
 
+// Handle is the namespace's handle, for ipvskit clients' Config.NetNS.
+func (n *NetNS) Handle() netns.NsHandle { return n.h }
+
 // Path names the namespace for moby/ipvs, which takes a path.
 func (n *NetNS) Path() string { return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), int(n.h)) }
 
