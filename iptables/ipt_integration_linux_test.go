@@ -85,6 +85,7 @@ func TestIntegrationIPTablesMatchesRender(t *testing.T) {
 		for _, f := range []Family{IPv4, IPv6} {
 			for name, o := range optionCases(f) {
 				t.Run(fl.String()+"/"+f.String()+"/"+name, func(t *testing.T) {
+					t.Parallel() // each case has its own namespace
 					ns := testutil.NewNetNS(t)
 					b := newIPT(t, ns, f, fl)
 					r := sampleFor(t, f, fl, o)

@@ -28,6 +28,7 @@ func TestIntegrationNFTablesMatchesScript(t *testing.T) {
 	for _, f := range []Family{IPv4, IPv6} {
 		for name, o := range optionCases(f) {
 			t.Run(f.String()+"/"+name, func(t *testing.T) {
+				t.Parallel() // each case has its own namespace
 				r := sample(f, o)
 				ns := testutil.NewNetNS(t)
 				b := newNFT(t, ns, f, 0)

@@ -79,7 +79,7 @@ func TestRenderIPTablesFollowsSetContents(t *testing.T) {
 	r := sample(IPv4, Options{})
 	full, _ := RenderIPTables(r)
 	for _, want := range []string{"KUBE-LOAD-BALANCER dst,dst -j KUBE-LOAD-BALANCER", "KUBE-LOOP-BACK dst,dst,src -j MASQUERADE",
-		"-A KUBE-IPVS-OUT-FILTER -s 198.18.0.5/32 -m ipvs --vaddr 198.18.0.5/32 --vproto 6 --vport 80 -j DROP"} {
+		"-A KUBE-IPVS-OUT-FILTER -s 198.18.0.5/32 -m ipvs --vproto 6 --vaddr 198.18.0.5 --vport 80 -j DROP"} {
 		if !strings.Contains(full, want) {
 			t.Errorf("rendered rules lack %q", want)
 		}

@@ -175,8 +175,10 @@ func renderIPTables(r *Ruleset) (filter, nat *iptTable) {
 	}
 	if !o.NoNodeSourceRangeFilter {
 		for _, m := range r.Members(LBNoNodeAccess) {
+			// iptables-save prints the ipvs match as --vproto, --vaddr
+			// (without the mask of a host address), --vport.
 			host := fmt.Sprintf("%s/%d", m.Addr, f.bits())
-			filter.add("KUBE-IPVS-OUT-FILTER", "-s %s -m ipvs --vaddr %s --vproto %d --vport %d -j DROP", host, host, m.Proto, m.Port)
+			filter.add("KUBE-IPVS-OUT-FILTER", "-s %s -m ipvs --vproto %d --vaddr %s --vport %d -j DROP", host, m.Proto, m.Addr, m.Port)
 		}
 	}
 	return filter, nat
