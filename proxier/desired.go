@@ -107,11 +107,7 @@ func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipv
 		Scheduler:  svc.Scheduler,
 		SchedFlags: svc.SchedulerFlags,
 	}
-	if familyOf(addr) == IPv4 {
-		v.Family = ipvs.IPv4
-	} else {
-		v.Family = ipvs.IPv6
-	}
+	v.Family = ipvsFamily(familyOf(addr))
 	if v.Scheduler == "" {
 		v.Scheduler = "rr"
 	}
@@ -122,6 +118,13 @@ func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipv
 		}
 	}
 	return v
+}
+
+func ipvsFamily(f Family) ipvs.Family {
+	if f == IPv6 {
+		return ipvs.IPv6
+	}
+	return ipvs.IPv4
 }
 
 func ipvsProtocol(p Protocol) ipvs.Protocol {
@@ -150,6 +153,7 @@ func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) []
 			}
 			out = append(out, ipvs.Destination{
 				Addr:    e.Addr,
+				Family:  ipvsFamily(fam), // as the kernel reports it, so a read back compares equal
 				Port:    uint16(endpointPort(e, pt)),
 				Forward: ipvs.Masq,
 				Weight:  1,

@@ -52,7 +52,13 @@
 //	fmt.Print(res.Plan) // what it did
 //
 // Ownership: the Proxier changes only its VIP link, the virtual servers it
-// applied (and, in Cleanup, those on its link's addresses), and its back
-// ends' own tables, chains and sets. Other virtual servers are never read
-// into a plan, so never changed.
+// applied and those on its link's addresses (an earlier run's: a new
+// Proxier takes them over without re-creating anything, and deletes those
+// the State no longer has), and its back ends' own tables, chains and sets.
+// Other virtual servers are never read into a plan, so never changed; one
+// that holds a VIP:port the State asks for makes Sync fail with a
+// *ConflictError naming both (errors.Is fs.ErrExist), and if the kernel
+// refused an add because of it, the destinations the same batch added to it
+// are taken back. NodePort virtual servers on node addresses carry no mark
+// of their owner: one at a node port the State asks for is taken over.
 package proxier

@@ -2,7 +2,9 @@ package proxier
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net/netip"
 	"slices"
@@ -134,6 +136,11 @@ func (k *nodeKit) checkForeignServer(t *testing.T) {
 		if s.Service.Key() == fk {
 			if s.Scheduler != "wrr" {
 				t.Errorf("foreign virtual server changed: %+v", s.Service)
+			}
+			ds, err := k.ipvs.Destinations(context.Background(), fk)
+			must(t, err)
+			if len(ds) != 1 || ds[0].Addr != a("198.18.11.2") || ds[0].Port != 8080 || ds[0].Weight != 3 {
+				t.Errorf("foreign virtual server's destinations changed: %v", ds)
 			}
 			return
 		}
@@ -270,6 +277,49 @@ func testDefault(t *testing.T, tp *topology, be Backend) {
 		wantCounts(t, "TCP to the cluster IP after scale down", c1.tcp(t, ap("198.18.100.1:80"), 4), eachOf(2, b1, b2))
 		wantCounts(t, "IPv6 untouched", c1.tcp(t, ap("[2001:db8:100::1]:80"), 3), eachOf(1, b1, b2, b3))
 	})
+	t.Run("ForeignVIPPortConflict", func(t *testing.T) {
+		thief := State{Node: state.Node, Services: maps.Clone(state.Services)}
+		thief.Services["thief"] = Service{
+			ClusterIPs: []netip.Addr{a("198.18.200.1")},
+			Ports:      []Port{{Name: "x", Protocol: TCP, Port: 8000, TargetPort: backendTCPPort}},
+			Endpoints:  tp.endpoints(true, false, []int{1, 2}),
+		}
+		// The proxier has not read the foreign virtual server: the kernel
+		// refuses the add, and the destinations the batch added to it
+		// anyway are taken back.
+		_, err := k.p.Sync(context.Background(), &thief)
+		if !errors.Is(err, fs.ErrExist) {
+			t.Fatalf("sync over a foreign virtual server: %v", err)
+		}
+		k.checkForeignServer(t)
+		// Now it knows: a *ConflictError naming both, nothing applied.
+		_, err = k.p.Sync(context.Background(), &thief)
+		var ce *ConflictError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), `services["thief"]`) || !strings.Contains(err.Error(), "198.18.200.1:8000") {
+			t.Fatalf("want a conflict naming both, got %v", err)
+		}
+		k.checkForeignServer(t)
+		k.sync(t, state)
+		wantCounts(t, "TCP to the cluster IP after the conflict", c1.tcp(t, ap("198.18.100.1:80"), 2), eachOf(1, b1, b2))
+	})
+	k2 := tp.newProxier(t, k.p.cfg) // on t: its clients must outlive the subtest
+	t.Run("Takeover", func(t *testing.T) {
+		// A new Proxier over the node (a restart) takes it over: no IPVS
+		// request and no VIP bound, except that the service the State no
+		// longer has goes (one delete, one unbind), and traffic keeps
+		// flowing.
+		delete(state.Services, "hairpin")
+		res := k2.sync(t, state)
+		if got := kinds(&res.Plan.IPVSDelete); res.Plan.IPVSAdd.Len() != 0 || len(res.Plan.Bind) != 0 ||
+			!slices.Equal(got, []string{"delete service tcp 198.18.100.7:80"}) || !slices.Equal(res.Plan.Unbind, []netip.Addr{a("198.18.100.7")}) {
+			t.Errorf("takeover plan:\n%v", res.Plan)
+		}
+		if res := k2.sync(t, state); !res.Plan.Empty() {
+			t.Errorf("the sync after a takeover is not a no-op:\n%v", res.Plan)
+		}
+		wantCounts(t, "TCP to the cluster IP after takeover", c1.tcp(t, ap("198.18.100.1:80"), 2), eachOf(1, b1, b2))
+	})
+	k = k2
 	t.Run("Cleanup", func(t *testing.T) { k.cleanup(t, tp) })
 }
 

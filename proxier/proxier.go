@@ -30,6 +30,9 @@ type Proxier struct {
 	started  bool     // the link and sysctls were ensured
 	applied  *desired // what the kernel has, as far as the proxier knows
 	readBack bool     // a failed apply left the kernel unknown: read it first
+	// foreign are virtual servers, at keys the State asked for, that the
+	// proxier did not create, as of the last read.
+	foreign map[ipvs.ServiceKey]ipvs.Service
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
@@ -127,12 +130,22 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (*Result, error) {
 		}
 		p.applied, p.readBack = have, false
 	}
+	if err := conflicts(want, p.foreign); err != nil {
+		p.readBack = true // the foreign virtual server may go away
+		return res, err
+	}
 	plan := makePlan(p.applied, want)
 	plan.linkName, plan.backends = p.cfg.LinkName, p.rules
 	res.Plan = plan
 	if err := p.apply(ctx, plan); err != nil {
 		p.readBack = true
-		p.applied = union(p.applied, want) // what it may now own, to read back; rules unknown
+		// What it may now own, to read back; rules unknown. A virtual
+		// server that could not be added because it exists is someone
+		// else's: the read back decides.
+		p.applied = union(p.applied, want)
+		for _, k := range existing(err) {
+			delete(p.applied.servers, k)
+		}
 		return res, err
 	}
 	p.applied = want
@@ -180,7 +193,13 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan) error {
 	}
 	if pl.IPVSAdd.Len() > 0 {
 		if err := p.ipvs.Apply(ctx, &pl.IPVSAdd); err != nil {
-			return fmt.Errorf("proxier: ipvs: %w", err)
+			err = fmt.Errorf("proxier: ipvs: %w", err)
+			if undo := undoOnForeign(&pl.IPVSAdd, err); undo != nil {
+				if uerr := p.ipvs.Apply(ctx, undo); uerr != nil {
+					err = errors.Join(err, fmt.Errorf("proxier: ipvs: taking back destinations added to foreign virtual servers: %w", uerr))
+				}
+			}
+			return err
 		}
 	}
 	for _, a := range pl.Bind {
@@ -214,20 +233,47 @@ func (p *Proxier) applyRules(ctx context.Context, m map[Family]*iptables.Ruleset
 
 // read returns the kernel's copy of what the proxier may own: the virtual
 // servers it applied or wants, with their destinations, and every address
-// on its VIP link. Virtual servers it never made are not read, so they are
-// never changed.
+// on its VIP link. Virtual servers on those addresses are its own (an
+// earlier run's that the State no longer has are read, so that the plan
+// deletes them, as Cleanup would); other virtual servers it never made are
+// not read, so they are never changed. One at a key the State wants that is
+// not the proxier's (see ours) goes into p.foreign, and Sync refuses to
+// apply over it.
 func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 	owned := union(p.applied, want)
 	// The rules are not read: each back end re-creates what it owns on the
 	// next Apply after a failure, and p.applied.rules is nil by then.
 	have := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}, rules: p.applied.rules}
+	addrs, err := p.link.Addrs(ctx, p.cfg.LinkName)
+	if err != nil {
+		return nil, fmt.Errorf("proxier: reading VIP link %s: %w", p.cfg.LinkName, err)
+	}
+	onLink := map[netip.Addr]bool{}
+	for _, a := range addrs {
+		have.vips[a.Addr()] = true
+		onLink[a.Addr().Unmap()] = true
+	}
 	svcs, err := p.ipvs.Services(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("proxier: reading ipvs: %w", err)
 	}
+	p.foreign = nil
 	for _, si := range svcs {
 		k := si.Service.Key()
 		if owned.servers[k] == nil {
+			if !onLink[k.Addr.Unmap()] {
+				continue // not ours: never read, never changed
+			}
+			// On an address of its VIP link: an earlier run's virtual
+			// server that the State no longer has. Read, so the plan
+			// deletes it.
+			owned.servers[k] = &virtualServer{}
+		}
+		if !ours(k, p.applied, onLink, want.servers[k]) {
+			if p.foreign == nil {
+				p.foreign = map[ipvs.ServiceKey]ipvs.Service{}
+			}
+			p.foreign[k] = si.Service
 			continue
 		}
 		dis, err := p.ipvs.Destinations(ctx, k)
@@ -239,13 +285,6 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 			vs.dests[di.Key()] = di.Destination
 		}
 		have.servers[k] = vs
-	}
-	addrs, err := p.link.Addrs(ctx, p.cfg.LinkName)
-	if err != nil {
-		return nil, fmt.Errorf("proxier: reading VIP link %s: %w", p.cfg.LinkName, err)
-	}
-	for _, a := range addrs {
-		have.vips[a.Addr()] = true
 	}
 	return have, nil
 }
@@ -315,6 +354,6 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 			}
 		}
 	}
-	p.started, p.applied, p.readBack = false, nil, false
+	p.started, p.applied, p.readBack, p.foreign = false, nil, false, nil
 	return nil
 }

@@ -351,13 +351,6 @@ func (tp *topology) newProxier(t *testing.T, cfg Config) *nodeKit {
 	return k
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // ipvsConns returns the client addresses in the node's IPVS connection
 // table (/proc/net/ip_vs_conn, IPv4 entries). Unlike the counters, which
 // the kernel's estimator sums every 2 s, it is current.
