@@ -149,6 +149,7 @@ func TestIntegrationIPTablesIncrementalProperty(t *testing.T) {
 	for _, fl := range flavors {
 		for _, f := range []Family{IPv4, IPv6} {
 			t.Run(fl.String()+"/"+f.String(), func(t *testing.T) {
+				t.Parallel() // each case has its own namespaces
 				rng := rand.New(rand.NewPCG(2, uint64(f)+uint64(fl)<<8))
 				ns := testutil.NewNetNS(t)
 				b := newIPT(t, ns, f, fl)
