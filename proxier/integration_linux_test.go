@@ -103,6 +103,7 @@ func (tp *topology) defaultState() State {
 				ClusterIPs:            []netip.Addr{a("198.18.100.6")},
 				Ports:                 []Port{withNodePort(portHTTP, 30081)},
 				ExternalIPs:           []netip.Addr{a("198.18.102.2")},
+				LoadBalancerIPs:       []netip.Addr{a("198.18.103.2")},
 				ExternalTrafficPolicy: Local,
 				Endpoints:             tp.endpoints(true, false, two, 0), // backend-1 is on this node, backend-2 is not
 			},
@@ -251,8 +252,9 @@ func testDefault(t *testing.T, tp *topology, be Backend) {
 	t.Run("ExternalTrafficPolicyLocal", func(t *testing.T) {
 		rs := c1.tcp(t, ap("198.18.102.2:80"), 3)
 		rs = append(rs, c1.tcp(t, netip.AddrPortFrom(c1.nodeV4, 30081), 3)...)
-		wantCounts(t, "external IP and node port, policy Local", rs, eachOf(6, b1))
-		wantPeers(t, "external IP and node port, policy Local", rs, c1.v4)
+		rs = append(rs, c1.tcp(t, ap("198.18.103.2:80"), 3)...)
+		wantCounts(t, "external IP, node port and load balancer, policy Local", rs, eachOf(9, b1))
+		wantPeers(t, "external IP, node port and load balancer, policy Local", rs, c1.v4)
 	})
 	t.Run("Hairpin", func(t *testing.T) {
 		rs := b1.tcp(t, ap("198.18.100.7:80"), 2)
