@@ -21,8 +21,8 @@ type IPVS interface {
 type Link interface {
 	Ensure(ctx context.Context, name string) (created bool, err error)
 	Addrs(ctx context.Context, name string) ([]netip.Prefix, error)
-	Bind(ctx context.Context, name string, addr netip.Addr) error
-	Unbind(ctx context.Context, name string, addr netip.Addr) error
+	// Update binds add and unbinds remove, idempotently, in few requests.
+	Update(ctx context.Context, name string, add, remove []netip.Addr) error
 	Delete(ctx context.Context, name string) error
 }
 

@@ -152,11 +152,6 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (*Result, error) {
 	return res, nil
 }
 
-// ipv6Forwarding is the setting a proxier serving IPv6 adds to sysctl's
-// IPVS profile, which sets net/ipv4/ip_forward only.
-var ipv6Forwarding = sysctl.Setting{Key: "net/ipv6/conf/all/forwarding", Value: "1",
-	Why: "forward IPv6 traffic to backends, and their replies back through IPVS"}
-
 // start ensures the VIP link and the sysctl profile (with IPv6 forwarding
 // when IPv6 is served), once.
 func (p *Proxier) start(ctx context.Context, res *Result) error {
@@ -165,14 +160,9 @@ func (p *Proxier) start(ctx context.Context, res *Result) error {
 		return fmt.Errorf("proxier: VIP link %s: %w", p.cfg.LinkName, err)
 	}
 	res.LinkCreated = created
-	profile, err := p.sys.IPVSProfile(&sysctl.IPVSOptions{StrictARP: p.cfg.StrictARP})
+	profile, err := p.sys.IPVSProfile(&sysctl.IPVSOptions{StrictARP: p.cfg.StrictARP, IPv6: enabledFamilies(&p.cfg)[IPv6]})
 	if err != nil {
 		return fmt.Errorf("proxier: sysctl profile: %w", err)
-	}
-	if enabledFamilies(&p.cfg)[IPv6] {
-		// sysctl's profile forwards IPv4 only; without IPv6 forwarding
-		// the node drops a backend's replies before IPVS can un-NAT them.
-		profile = append(profile, ipv6Forwarding)
 	}
 	if res.SysctlChanges, err = p.sys.Apply(ctx, profile); err != nil {
 		return fmt.Errorf("proxier: sysctls: %w", err)
@@ -202,14 +192,15 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan) error {
 			return err
 		}
 	}
-	for _, a := range pl.Bind {
-		if err := p.link.Bind(ctx, p.cfg.LinkName, a); err != nil {
-			return fmt.Errorf("proxier: binding %v: %w", a, err)
+	// One batched call each: binding 10,000 VIPs is a few sends.
+	if len(pl.Bind) > 0 {
+		if err := p.link.Update(ctx, p.cfg.LinkName, pl.Bind, nil); err != nil {
+			return fmt.Errorf("proxier: binding VIPs: %w", err)
 		}
 	}
-	for _, a := range pl.Unbind {
-		if err := p.link.Unbind(ctx, p.cfg.LinkName, a); err != nil {
-			return fmt.Errorf("proxier: unbinding %v: %w", a, err)
+	if len(pl.Unbind) > 0 {
+		if err := p.link.Update(ctx, p.cfg.LinkName, nil, pl.Unbind); err != nil {
+			return fmt.Errorf("proxier: unbinding VIPs: %w", err)
 		}
 	}
 	if pl.IPVSDelete.Len() > 0 {

@@ -60,14 +60,9 @@ type countingLink struct {
 	calls int
 }
 
-func (l *countingLink) Bind(ctx context.Context, name string, a netip.Addr) error {
+func (l *countingLink) Update(ctx context.Context, name string, add, remove []netip.Addr) error {
 	l.calls++
-	return l.Fake.Bind(ctx, name, a)
-}
-
-func (l *countingLink) Unbind(ctx context.Context, name string, a netip.Addr) error {
-	l.calls++
-	return l.Fake.Unbind(ctx, name, a)
+	return l.Fake.Update(ctx, name, add, remove)
 }
 
 func (l *countingLink) Addrs(ctx context.Context, name string) ([]netip.Prefix, error) {
@@ -238,7 +233,6 @@ func ptr[T any](v T) *T { return &v }
 func TestDualStackTurnsOnIPv6Forwarding(t *testing.T) {
 	for _, fams := range [][]Family{{IPv4}, {IPv4, IPv6}} {
 		sys := sysctltest.New("")
-		sys.Put("net/ipv6/conf/all/forwarding", "0") // the fake has no IPv6 keys of its own
 		rules := map[Family]Rules{IPv4: &fakeRules{}, IPv6: &fakeRules{}}
 		p, err := New(&Config{Families: fams}, Deps{IPVS: ipvstest.New(), Link: dummytest.New(), Sysctls: sys, Rules: rules})
 		if err != nil {

@@ -120,6 +120,13 @@ func TestIPVSProfileOptions(t *testing.T) {
 	if !slices.ContainsFunc(p, func(s Setting) bool { return s.Key == "net/bridge/bridge-nf-call-iptables" && s.Value == "1" }) {
 		t.Error("the default profile lacks bridge-nf-call-iptables=1")
 	}
+	ipv6fwd := func(s Setting) bool { return s.Key == "net/ipv6/conf/all/forwarding" && s.Value == "1" }
+	if slices.ContainsFunc(p, ipv6fwd) {
+		t.Error("the default profile sets IPv6 forwarding")
+	}
+	if p, _ = IPVSProfile(v, &IPVSOptions{IPv6: true}); !slices.ContainsFunc(p, ipv6fwd) {
+		t.Error("IPv6: true does not set net/ipv6/conf/all/forwarding=1")
+	}
 	for _, tc := range []struct {
 		o     IPVSOptions
 		field string

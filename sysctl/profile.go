@@ -39,6 +39,10 @@ type IPVSOptions struct {
 	// not advertise the VIPs on the dummy link to the network (MetalLB in
 	// L2 mode and other announcers rely on this).
 	StrictARP bool
+	// IPv6 adds net/ipv6/conf/all/forwarding=1, for a node that serves
+	// IPv6 services: without it the node drops a backend's IPv6 replies
+	// before IPVS can un-NAT them.
+	IPv6 bool
 	// ARPInterfaces, if not empty, scopes the strict ARP settings to these
 	// interfaces (net/ipv4/conf/<if>/...) instead of "all": setting them on
 	// all interfaces broke a CNI plugin that answers ARP for pods on its
@@ -72,6 +76,7 @@ type IPVSOptions struct {
 //     forwarded.
 //   - net/ipv4/conf/all/route_localnet=1: traffic to 127.0.0.0/8 (NodePorts
 //     on localhost) may be routed to backends after DNAT.
+//   - with o.IPv6: net/ipv6/conf/all/forwarding=1, the same for IPv6.
 //   - net/bridge/bridge-nf-call-iptables=1 (unless o.NoBridgeNetfilter):
 //     bridged traffic between pods on one node goes through iptables, so
 //     that replies to a VIP are un-NATed (needs br_netfilter).
@@ -107,6 +112,10 @@ func IPVSProfile(v KernelVersion, o *IPVSOptions) (Profile, error) {
 		Setting{Key: "net/ipv4/conf/all/route_localnet", Value: "1",
 			Why: "route traffic to 127.0.0.0/8 NodePorts after DNAT"},
 	)
+	if o.IPv6 {
+		p = append(p, Setting{Key: "net/ipv6/conf/all/forwarding", Value: "1",
+			Why: "forward IPv6 traffic to backends, and their replies back through IPVS"})
+	}
 	if !o.NoBridgeNetfilter {
 		p = append(p, Setting{Key: "net/bridge/bridge-nf-call-iptables", Value: "1",
 			Why: "pass bridged pod-to-pod traffic through iptables so replies to VIPs are un-NATed"})

@@ -60,7 +60,7 @@ func New(release string) *Fake {
 	return f
 }
 
-// AddInterface adds the per-interface keys (net/ipv4/conf/<name>/...) an
+// AddInterface adds the per-interface keys (net/ipv{4,6}/conf/<name>/...) an
 // interface brings, as when a link appears in the namespace.
 func (f *Fake) AddInterface(name string) {
 	f.mu.Lock()
@@ -72,6 +72,7 @@ func (f *Fake) addInterfaceLocked(name string) {
 	for _, k := range []string{"arp_ignore", "arp_announce", "route_localnet", "rp_filter", "forwarding"} {
 		f.keys["net/ipv4/conf/"+name+"/"+k] = "0"
 	}
+	f.keys["net/ipv6/conf/"+name+"/forwarding"] = "0"
 }
 
 // Put sets key (any form NormalizeKey takes) to value, creating it, the way
