@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -119,7 +120,16 @@ func makePlan(have, want *desired) *Plan {
 		have = &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
 	}
 	p := &Plan{next: want}
-	for _, k := range sortedKeys(want.servers) {
+	// Find what changed first, without sorting: a sync's cost in user space
+	// should follow the change too, and most virtual servers are unchanged.
+	var changed []ipvs.ServiceKey
+	for k, w := range want.servers {
+		if h := have.servers[k]; h == nil || h.svc != w.svc || !maps.Equal(h.dests, w.dests) {
+			changed = append(changed, k)
+		}
+	}
+	slices.SortFunc(changed, compareServiceKeys)
+	for _, k := range changed {
 		w, h := want.servers[k], have.servers[k]
 		if h == nil {
 			p.IPVSAdd.AddService(w.svc)
@@ -143,10 +153,15 @@ func makePlan(have, want *desired) *Plan {
 			}
 		}
 	}
-	for _, k := range sortedKeys(have.servers) {
+	var gone []ipvs.ServiceKey
+	for k := range have.servers {
 		if want.servers[k] == nil {
-			p.IPVSDelete.DeleteService(k) // its destinations go with it
+			gone = append(gone, k)
 		}
+	}
+	slices.SortFunc(gone, compareServiceKeys)
+	for _, k := range gone {
+		p.IPVSDelete.DeleteService(k) // its destinations go with it
 	}
 	for a := range want.vips {
 		if !have.vips[a] {
@@ -163,6 +178,9 @@ func makePlan(have, want *desired) *Plan {
 	p.Rules, p.RulesAfter = map[Family]*iptables.Ruleset{}, map[Family]*iptables.Ruleset{}
 	for f, next := range want.rules {
 		prev := have.rules[f]
+		if prev != nil && next.Equal(prev) {
+			continue // unchanged: no union to build
+		}
 		first := unionRuleset(prev, next)
 		if prev == nil || !first.Equal(prev) {
 			p.Rules[f] = first

@@ -110,7 +110,7 @@ type rig struct {
 	rules *fakeRules
 }
 
-func newRig(t *testing.T, c *Config) *rig {
+func newRig(t testing.TB, c *Config) *rig {
 	t.Helper()
 	r := &rig{ipvs: &counting{Fake: ipvstest.New()}, link: &countingLink{Fake: dummytest.New()}, sys: sysctltest.New(""), rules: &fakeRules{}}
 	p, err := New(c, Deps{IPVS: r.ipvs, Link: r.link, Sysctls: r.sys, Rules: map[Family]Rules{IPv4: r.rules}})
