@@ -78,4 +78,3 @@ func TestCanceledSyncThenConverges(t *testing.T) {
 		t.Errorf("the next sync did not converge:\n%s", r.ipvs.Dump())
 	}
 }
-
