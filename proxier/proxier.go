@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
@@ -80,6 +81,18 @@ type Result struct {
 	SysctlChanges []sysctl.Change
 	// LinkCreated says the first sync created the VIP link.
 	LinkCreated bool
+	// Phases is where the sync's time went.
+	Phases Phases
+}
+
+// Phases is the time a sync spent in each phase.
+type Phases struct {
+	Validate time.Duration // checking the State
+	Plan     time.Duration // computing the wanted kernel state and the diff
+	Start    time.Duration // first sync: VIP link, sysctls, reading back what it owns
+	Rules    time.Duration // netfilter rules and sets, before and after
+	IPVS     time.Duration // virtual servers and destinations
+	VIPs     time.Duration // binding and unbinding on the VIP link
 }
 
 // Plan validates s and returns what a Sync would do, without touching the
@@ -113,11 +126,15 @@ func (pl *Plan) String() string {
 func (p *Proxier) Sync(ctx context.Context, s *State) (*Result, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	res := &Result{}
+	t := time.Now()
+	lap := func(d *time.Duration) { now := time.Now(); *d += now.Sub(t); t = now }
 	if err := s.Validate(&p.cfg); err != nil {
 		return nil, err
 	}
+	lap(&res.Phases.Validate)
 	want := compute(s, &p.cfg)
-	res := &Result{}
+	lap(&res.Phases.Plan)
 	if !p.started {
 		if err := p.start(ctx, res); err != nil {
 			return res, err
@@ -130,6 +147,7 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (*Result, error) {
 		}
 		p.applied, p.readBack = have, false
 	}
+	lap(&res.Phases.Start)
 	if err := conflicts(want, p.foreign); err != nil {
 		p.readBack = true // the foreign virtual server may go away
 		return res, err
@@ -137,7 +155,8 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (*Result, error) {
 	plan := makePlan(p.applied, want)
 	plan.linkName, plan.backends = p.cfg.LinkName, p.rules
 	res.Plan = plan
-	if err := p.apply(ctx, plan); err != nil {
+	lap(&res.Phases.Plan)
+	if err := p.apply(ctx, plan, &res.Phases); err != nil {
 		p.readBack = true
 		// What it may now own, to read back; rules unknown. A virtual
 		// server that could not be added because it exists is someone
@@ -177,10 +196,13 @@ func (p *Proxier) start(ctx context.Context, res *Result) error {
 
 // apply sends the plan phase by phase: additions (virtual servers, then
 // VIPs), then removals (VIPs, then virtual servers).
-func (p *Proxier) apply(ctx context.Context, pl *Plan) error {
+func (p *Proxier) apply(ctx context.Context, pl *Plan, ph *Phases) error {
+	t := time.Now()
+	lap := func(d *time.Duration) { now := time.Now(); *d += now.Sub(t); t = now }
 	if err := p.applyRules(ctx, pl.Rules); err != nil {
 		return err
 	}
+	lap(&ph.Rules)
 	if pl.IPVSAdd.Len() > 0 {
 		if err := p.ipvs.Apply(ctx, &pl.IPVSAdd); err != nil {
 			err = fmt.Errorf("proxier: ipvs: %w", err)
@@ -192,6 +214,7 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan) error {
 			return err
 		}
 	}
+	lap(&ph.IPVS)
 	// One batched call each: binding 10,000 VIPs is a few sends.
 	if len(pl.Bind) > 0 {
 		if err := p.link.Update(ctx, p.cfg.LinkName, pl.Bind, nil); err != nil {
@@ -203,12 +226,16 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan) error {
 			return fmt.Errorf("proxier: unbinding VIPs: %w", err)
 		}
 	}
+	lap(&ph.VIPs)
 	if pl.IPVSDelete.Len() > 0 {
 		if err := p.ipvs.Apply(ctx, &pl.IPVSDelete); err != nil {
 			return fmt.Errorf("proxier: ipvs: %w", err)
 		}
 	}
-	return p.applyRules(ctx, pl.RulesAfter)
+	lap(&ph.IPVS)
+	err := p.applyRules(ctx, pl.RulesAfter)
+	lap(&ph.Rules)
+	return err
 }
 
 func (p *Proxier) applyRules(ctx context.Context, m map[Family]*iptables.Ruleset) error {

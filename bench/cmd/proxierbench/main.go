@@ -62,6 +62,7 @@ func main() {
 	services := flag.Int("services", 10000, "ClusterIP services")
 	endpoints := flag.Int("endpoints", 10, "ready endpoints per service")
 	runs := flag.Int("runs", 3, "runs (the best time is shown)")
+	initialOnly := flag.Bool("initial-only", false, "only time the initial sync against the raw batch, once, and print its phases")
 	flag.Parse()
 	s := proxierbench.Shape{Services: *services, Endpoints: *endpoints}
 	ctx := context.Background()
@@ -86,7 +87,12 @@ func main() {
 		d, err = proxierbench.Timed(func() (err error) { res, err = n.P.Sync(ctx, st); return err })
 		check(err, "initial sync")
 		keep("initial", d)
+		fmt.Fprintf(os.Stderr, "  initial sync phases: %+v\n", res.Phases)
 		first = res
+		if *initialOnly {
+			fmt.Printf("initial sync %v, raw batch %v, ratio %.2f; phases %+v\n", best["initial"], best["raw"], float64(best["initial"])/float64(best["raw"]), res.Phases)
+			return
+		}
 		for _, c := range changes {
 			c.do(st, 2*r)
 			d, err = proxierbench.Timed(func() error { _, err := n.P.Sync(ctx, st); return err })
