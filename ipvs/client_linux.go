@@ -283,8 +283,25 @@ func (c *client) stopDaemon(ctx context.Context, state DaemonState) error {
 	if state != Master && state != Backup {
 		return &Error{Op: "stop", Object: obj, Err: invalid("state", state, "want Master or Backup")}
 	}
-	_, err := c.exec(ctx, "stop", obj, 0, delDaemonRequest(state))
-	return err
+	// The kernel answers DEL_DAEMON with no reply at all when the daemon's
+	// thread had not yet run (kthread_stop returns -EINTR, which netlink
+	// takes for "dump started" and so sends no ack): seen under emulation
+	// when a stop follows a start closely. A request waiting for that ack
+	// would wait forever. So the stop goes in one send with a fence behind
+	// it, a non-dump GET_DAEMON, which the kernel always refuses
+	// (EOPNOTSUPP: the command has no doit); its reply ends the batch, and
+	// the stop's own error, if any, comes back as usual.
+	errs, err := c.conn.Batch(ctx, []netlink.Message{
+		{Header: netlink.Header{Type: c.family}, Data: delDaemonRequest(state)},
+		{Header: netlink.Header{Type: c.family}, Data: emptyRequest(cmdGetDaemon)},
+	}, nlconn.BatchOptions{})
+	if err == nil {
+		err = errs[0]
+	}
+	if err != nil {
+		return newError("stop", obj, err)
+	}
+	return nil
 }
 
 func (c *client) zero(ctx context.Context, k *ServiceKey) error {

@@ -1,6 +1,7 @@
 package ipvs
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -237,5 +238,29 @@ func TestIntegrationFlush(t *testing.T) {
 	}
 	if got := saved(t, ns); len(got) != 0 {
 		t.Fatalf("after Flush, ipvsadm -Sn shows %q", got)
+	}
+}
+
+// A stop right after a start must return, whether or not the daemon's
+// thread has run yet: the kernel sends no ack at all in the latter case
+// (kthread_stop's -EINTR reaches netlink, which then skips the ack), and
+// a client waiting for it would hang. Seen under emulation.
+func TestIntegrationStopDaemonRightAfterStart(t *testing.T) {
+	c, _ := newTestClient(t)
+	for i := range 10 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if err := c.StartDaemon(ctx, Daemon{State: Backup, Interface: "lo", SyncID: uint32(i)}); err != nil {
+			cancel()
+			t.Fatalf("round %d: start: %v", i, err)
+		}
+		if err := c.StopDaemon(ctx, Backup); err != nil {
+			cancel()
+			t.Fatalf("round %d: stop: %v", i, err)
+		}
+		ds, err := c.Daemons(ctx)
+		cancel()
+		if err != nil || len(ds) != 0 {
+			t.Fatalf("round %d: after stop, Daemons = %+v, %v", i, ds, err)
+		}
 	}
 }
