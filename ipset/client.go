@@ -120,6 +120,18 @@ func (c *Client) DelStrict(ctx context.Context, name string, entries ...Entry) e
 	return c.c.adt(ctx, cmdDel, name, entries, true)
 }
 
+// Update adds and deletes the entries of many sets in few sends, with one
+// ack per send: every set's additions first, then the deletions. Each
+// Change names its set as created (Set), and its entries are checked against
+// that, not against the kernel's header, so a delta over many sets costs one
+// round trip. Like Add and Del, an entry already present (add) or absent
+// (del) is not an error. Everything is validated before anything is sent; an
+// invalid set or entry is a *ValidationError naming changes[i]. Entries the
+// kernel refuses come back joined, as with Add; the others take effect.
+func (c *Client) Update(ctx context.Context, changes ...Change) error {
+	return c.c.update(ctx, changes)
+}
+
 // Test reports whether e is in the set. For hash:net and hash:net,port a
 // full-length prefix (a host) matches the networks that contain it; a shorter
 // one matches only that exact network, as in the kernel.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ipvskit/ipvskit/ipset"
 	"io/fs"
 	"os/exec"
 	"strings"
@@ -141,15 +142,10 @@ func (b *iptBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 
 			rulesChanged = true
 		}
 	}
-	for _, s := range Sets() {
-		if add := changes[s][0]; s.isIPSet() && len(add) > 0 {
-			if err := b.step("ipset add " + s.String()); err != nil {
-				return err
-			}
-			if err := b.sets.Add(ctx, s.IPSetName(b.fam), ipsetEntries(add)...); err != nil {
-				return fmt.Errorf("iptables: adding to ipset %s: %w", s.IPSetName(b.fam), err)
-			}
-		}
+	// Every set's additions in one call (one round trip), as its deletions
+	// below: per set, an Add would cost a header read and a batch each.
+	if err := b.updateSets(ctx, changes, 0, "add"); err != nil {
+		return err
 	}
 	text := b.lastText
 	if rulesChanged {
@@ -159,15 +155,8 @@ func (b *iptBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 
 			}
 		}
 	}
-	for _, s := range Sets() {
-		if del := changes[s][1]; s.isIPSet() && len(del) > 0 {
-			if err := b.step("ipset del " + s.String()); err != nil {
-				return err
-			}
-			if err := b.sets.Del(ctx, s.IPSetName(b.fam), ipsetEntries(del)...); err != nil {
-				return fmt.Errorf("iptables: deleting from ipset %s: %w", s.IPSetName(b.fam), err)
-			}
-		}
+	if err := b.updateSets(ctx, changes, 1, "del"); err != nil {
+		return err
 	}
 	for _, s := range Sets() {
 		old.apply(s, changes[s][0], changes[s][1])
@@ -369,4 +358,33 @@ func pickFlavor(ctx context.Context, run runner, fam Family) (Flavor, error) {
 		return FlavorLegacy, nil
 	}
 	return FlavorNFT, nil
+}
+
+// updateSets sends side (0 adds, 1 deletes) of every ipset's changes in one
+// ipset.Update. The failure-injection steps stay per set, named as before.
+func (b *iptBackend) updateSets(ctx context.Context, changes *[numSets + 1][2][]Member, side int, verb string) error {
+	var batch []ipset.Change
+	for _, s := range Sets() {
+		ms := changes[s][side]
+		if !s.isIPSet() || len(ms) == 0 {
+			continue
+		}
+		if err := b.step("ipset " + verb + " " + s.String()); err != nil {
+			return err
+		}
+		ch := ipset.Change{Set: ipsetSpec(b.fam, s)}
+		if side == 0 {
+			ch.Add = ipsetEntries(ms)
+		} else {
+			ch.Del = ipsetEntries(ms)
+		}
+		batch = append(batch, ch)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	if err := b.sets.Update(ctx, batch...); err != nil {
+		return fmt.Errorf("iptables: ipset %s: %w", verb, err)
+	}
+	return nil
 }

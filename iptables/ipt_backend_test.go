@@ -10,18 +10,27 @@ import (
 )
 
 // fakeSets records the ipset calls.
-type fakeSets struct{ calls []string }
+type fakeSets struct {
+	calls   []string
+	updates int
+}
 
 func (f *fakeSets) Replace(ctx context.Context, s ipset.Set, e []ipset.Entry) error {
 	f.calls = append(f.calls, "replace "+s.Name)
 	return nil
 }
-func (f *fakeSets) Add(ctx context.Context, name string, e ...ipset.Entry) error {
-	f.calls = append(f.calls, "add "+name+" "+e[0].String())
-	return nil
-}
-func (f *fakeSets) Del(ctx context.Context, name string, e ...ipset.Entry) error {
-	f.calls = append(f.calls, "del "+name+" "+e[0].String())
+// Update records each change as the add or del of its first entry, and
+// counts the calls: a sync's adds (or deletes) over all sets are one call.
+func (f *fakeSets) Update(ctx context.Context, changes ...ipset.Change) error {
+	f.updates++
+	for _, c := range changes {
+		if len(c.Add) > 0 {
+			f.calls = append(f.calls, "add "+c.Set.Name+" "+c.Add[0].String())
+		}
+		if len(c.Del) > 0 {
+			f.calls = append(f.calls, "del "+c.Set.Name+" "+c.Del[0].String())
+		}
+	}
 	return nil
 }
 func (f *fakeSets) Destroy(ctx context.Context, name string) error {

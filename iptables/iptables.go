@@ -140,8 +140,7 @@ var (
 // setClient is the part of *ipset.Client the iptables back end uses.
 type setClient interface {
 	Replace(ctx context.Context, s ipset.Set, entries []ipset.Entry) error
-	Add(ctx context.Context, name string, entries ...ipset.Entry) error
-	Del(ctx context.Context, name string, entries ...ipset.Entry) error
+	Update(ctx context.Context, changes ...ipset.Change) error
 	Destroy(ctx context.Context, name string) error
 	Close() error
 }

@@ -253,6 +253,41 @@ func (f *Fake) DelStrict(ctx context.Context, name string, entries ...ipset.Entr
 	return f.adt("del", name, entries, true)
 }
 
+// Update applies every change's additions, then its deletions, as
+// ipset.Client.Update does. Every set must exist and every entry fit its
+// set before anything changes; the first problem is returned alone.
+func (f *Fake) Update(ctx context.Context, changes ...ipset.Change) error {
+	f.mu.Lock()
+	for ci, ch := range changes {
+		s, err := f.get("update", ch.Set.Name)
+		if err != nil {
+			f.mu.Unlock()
+			return err
+		}
+		for side, es := range [][]ipset.Entry{ch.Add, ch.Del} {
+			for i, e := range es {
+				if err := s.set.ValidateEntry(e); err != nil {
+					var ve *ipset.ValidationError
+					if errors.As(err, &ve) {
+						ve.Field = fmt.Sprintf("changes[%d].%s[%d]%s", ci, [2]string{"add", "del"}[side], i, ve.Field[len("entry"):])
+					}
+					f.mu.Unlock()
+					return err
+				}
+			}
+		}
+	}
+	f.mu.Unlock()
+	var errs []error
+	for _, ch := range changes {
+		errs = append(errs, f.adt("add", ch.Set.Name, ch.Add, false))
+	}
+	for _, ch := range changes {
+		errs = append(errs, f.adt("del", ch.Set.Name, ch.Del, false))
+	}
+	return errors.Join(errs...)
+}
+
 func (f *Fake) adt(op, name string, entries []ipset.Entry, strict bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
