@@ -19,6 +19,7 @@ func (f *fakeSets) Replace(ctx context.Context, s ipset.Set, e []ipset.Entry) er
 	f.calls = append(f.calls, "replace "+s.Name)
 	return nil
 }
+
 // Update records each change as the add or del of its first entry, and
 // counts the calls: a sync's adds (or deletes) over all sets are one call.
 func (f *fakeSets) Update(ctx context.Context, changes ...ipset.Change) error {
