@@ -1,6 +1,9 @@
 package proxier
 
-import "net/netip"
+import (
+	"log/slog"
+	"net/netip"
+)
 
 // Config is what is per node rather than per service. The zero value of each
 // field is documented default.
@@ -24,6 +27,14 @@ type Config struct {
 	StrictARP bool
 	// Families are the IP families served; empty means IPv4 only.
 	Families []Family
+	// Observer, if set, receives an event for every Sync (and Drain and
+	// Reconcile): durations per phase, operations and errors per
+	// subsystem. See Observer.
+	Observer Observer
+	// Logger, if set, gets a line per Sync (Debug when nothing changed,
+	// Info when something did, Warn on failure) and per repair. The
+	// proxier logs nothing otherwise.
+	Logger *slog.Logger
 }
 
 // Backend is a netfilter back end.

@@ -92,7 +92,7 @@ type Phases struct {
 	Start    time.Duration // first sync: VIP link, sysctls, reading back what it owns
 	Rules    time.Duration // netfilter rules and sets, before and after
 	IPVS     time.Duration // virtual servers and destinations
-	VIPs     time.Duration // binding and unbinding on the VIP link
+	Addresses time.Duration // binding and unbinding VIPs on the VIP link
 }
 
 // Plan validates s and returns what a Sync would do, without touching the
@@ -123,11 +123,12 @@ func (pl *Plan) String() string {
 // opens a VIP before its virtual servers exist, and removes in reverse.
 // A failure part way is returned; the next Sync reads back the objects the
 // proxier owns and repairs them.
-func (p *Proxier) Sync(ctx context.Context, s *State) (*Result, error) {
+func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	res := &Result{}
+	res = &Result{}
 	t := time.Now()
+	defer p.observeSync(t, res, &err)
 	lap := func(d *time.Duration) { now := time.Now(); *d += now.Sub(t); t = now }
 	if err := s.Validate(&p.cfg); err != nil {
 		return nil, err
@@ -176,15 +177,15 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (*Result, error) {
 func (p *Proxier) start(ctx context.Context, res *Result) error {
 	created, err := p.link.Ensure(ctx, p.cfg.LinkName)
 	if err != nil {
-		return fmt.Errorf("proxier: VIP link %s: %w", p.cfg.LinkName, err)
+		return opErr(SubsystemAddresses, fmt.Errorf("VIP link %s: %w", p.cfg.LinkName, err))
 	}
 	res.LinkCreated = created
 	profile, err := p.sys.IPVSProfile(&sysctl.IPVSOptions{StrictARP: p.cfg.StrictARP, IPv6: enabledFamilies(&p.cfg)[IPv6]})
 	if err != nil {
-		return fmt.Errorf("proxier: sysctl profile: %w", err)
+		return opErr(SubsystemSysctl, fmt.Errorf("profile: %w", err))
 	}
 	if res.SysctlChanges, err = p.sys.Apply(ctx, profile); err != nil {
-		return fmt.Errorf("proxier: sysctls: %w", err)
+		return opErr(SubsystemSysctl, err)
 	}
 	p.started = true
 	p.readBack = true // learn what an earlier run left behind, once
@@ -205,31 +206,30 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan, ph *Phases) error {
 	lap(&ph.Rules)
 	if pl.IPVSAdd.Len() > 0 {
 		if err := p.ipvs.Apply(ctx, &pl.IPVSAdd); err != nil {
-			err = fmt.Errorf("proxier: ipvs: %w", err)
 			if undo := undoOnForeign(&pl.IPVSAdd, err); undo != nil {
 				if uerr := p.ipvs.Apply(ctx, undo); uerr != nil {
-					err = errors.Join(err, fmt.Errorf("proxier: ipvs: taking back destinations added to foreign virtual servers: %w", uerr))
+					err = errors.Join(err, fmt.Errorf("taking back destinations added to foreign virtual servers: %w", uerr))
 				}
 			}
-			return err
+			return opErr(SubsystemIPVS, err)
 		}
 	}
 	lap(&ph.IPVS)
 	// One batched call each: binding 10,000 VIPs is a few sends.
 	if len(pl.Bind) > 0 {
 		if err := p.link.Update(ctx, p.cfg.LinkName, pl.Bind, nil); err != nil {
-			return fmt.Errorf("proxier: binding VIPs: %w", err)
+			return opErr(SubsystemAddresses, fmt.Errorf("binding VIPs: %w", err))
 		}
 	}
 	if len(pl.Unbind) > 0 {
 		if err := p.link.Update(ctx, p.cfg.LinkName, nil, pl.Unbind); err != nil {
-			return fmt.Errorf("proxier: unbinding VIPs: %w", err)
+			return opErr(SubsystemAddresses, fmt.Errorf("unbinding VIPs: %w", err))
 		}
 	}
-	lap(&ph.VIPs)
+	lap(&ph.Addresses)
 	if pl.IPVSDelete.Len() > 0 {
 		if err := p.ipvs.Apply(ctx, &pl.IPVSDelete); err != nil {
-			return fmt.Errorf("proxier: ipvs: %w", err)
+			return opErr(SubsystemIPVS, err)
 		}
 	}
 	lap(&ph.IPVS)
@@ -242,7 +242,7 @@ func (p *Proxier) applyRules(ctx context.Context, m map[Family]*iptables.Ruleset
 	for _, f := range []Family{IPv4, IPv6} {
 		if r := m[f]; r != nil {
 			if err := p.rules[f].Apply(ctx, r); err != nil {
-				return fmt.Errorf("proxier: %v rules: %w", f, err)
+				return opErr(SubsystemRules, fmt.Errorf("%v: %w", f, err))
 			}
 		}
 	}
@@ -264,7 +264,7 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 	have := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}, rules: p.applied.rules}
 	addrs, err := p.link.Addrs(ctx, p.cfg.LinkName)
 	if err != nil {
-		return nil, fmt.Errorf("proxier: reading VIP link %s: %w", p.cfg.LinkName, err)
+		return nil, opErr(SubsystemAddresses, fmt.Errorf("reading VIP link %s: %w", p.cfg.LinkName, err))
 	}
 	onLink := map[netip.Addr]bool{}
 	for _, a := range addrs {
@@ -273,7 +273,7 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 	}
 	svcs, err := p.ipvs.Services(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("proxier: reading ipvs: %w", err)
+		return nil, opErr(SubsystemIPVS, fmt.Errorf("reading: %w", err))
 	}
 	p.foreign = nil
 	for _, si := range svcs {
@@ -296,7 +296,7 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 		}
 		dis, err := p.ipvs.Destinations(ctx, k)
 		if err != nil {
-			return nil, fmt.Errorf("proxier: reading ipvs: %w", err)
+			return nil, opErr(SubsystemIPVS, fmt.Errorf("reading: %w", err))
 		}
 		vs := &virtualServer{svc: si.Service, dests: map[ipvs.DestinationKey]ipvs.Destination{}, owner: owned.servers[k].owner}
 		for _, di := range dis {
@@ -340,7 +340,7 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 	}
 	addrs, err := p.link.Addrs(ctx, p.cfg.LinkName)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("proxier: cleanup: reading VIP link %s: %w", p.cfg.LinkName, err)
+		return opErr(SubsystemAddresses, fmt.Errorf("cleanup: reading VIP link %s: %w", p.cfg.LinkName, err))
 	}
 	onLink := map[netip.Addr]bool{}
 	for _, a := range addrs {
@@ -348,7 +348,7 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 	}
 	svcs, err := p.ipvs.Services(ctx)
 	if err != nil {
-		return fmt.Errorf("proxier: cleanup: reading ipvs: %w", err)
+		return opErr(SubsystemIPVS, fmt.Errorf("cleanup: reading: %w", err))
 	}
 	var b ipvs.Batch
 	for _, si := range svcs {
@@ -358,17 +358,17 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 	}
 	// VIPs stop answering first: the link goes before its virtual servers.
 	if err := p.link.Delete(ctx, p.cfg.LinkName); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("proxier: cleanup: deleting VIP link %s: %w", p.cfg.LinkName, err)
+		return opErr(SubsystemAddresses, fmt.Errorf("cleanup: deleting VIP link %s: %w", p.cfg.LinkName, err))
 	}
 	if b.Len() > 0 {
 		if err := p.ipvs.Apply(ctx, &b); err != nil {
-			return fmt.Errorf("proxier: cleanup: ipvs: %w", err)
+			return opErr(SubsystemIPVS, fmt.Errorf("cleanup: %w", err))
 		}
 	}
 	for _, f := range []Family{IPv4, IPv6} {
 		if r := p.rules[f]; r != nil {
 			if err := r.Cleanup(ctx); err != nil {
-				return fmt.Errorf("proxier: cleanup: %v rules: %w", f, err)
+				return opErr(SubsystemRules, fmt.Errorf("cleanup: %v: %w", f, err))
 			}
 		}
 	}

@@ -1,0 +1,145 @@
+package proxier
+
+import (
+	"errors"
+	"time"
+)
+
+// Observer receives what a Proxier does, for metrics: the caller passes one
+// in Config.Observer (there is no global registry). Observe is called
+// synchronously, once per event, on the goroutine of the call that caused it
+// (Sync, Drain, Reconcile), never concurrently with itself for one Proxier;
+// it must not block for long or call back into the Proxier. The events are
+// *SyncEvent, *DrainEvent and *ReconcileEvent; an Observer should ignore
+// event types it does not know, since more may be added.
+type Observer interface {
+	Observe(Event)
+}
+
+// ObserverFunc is an Observer that is a function.
+type ObserverFunc func(Event)
+
+// Observe calls f(e).
+func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// Event is something a Proxier did: *SyncEvent, *DrainEvent or
+// *ReconcileEvent.
+type Event interface{ event() }
+
+// Subsystem is a part of the kernel state the proxier changes.
+type Subsystem string
+
+// Subsystems, as they appear in errors and in SyncEvent.Ops.
+const (
+	SubsystemIPVS      Subsystem = "ipvs"      // virtual servers and destinations
+	SubsystemSets      Subsystem = "sets"      // ipset or nftables set elements
+	SubsystemRules     Subsystem = "rules"     // netfilter chains and rules
+	SubsystemAddresses Subsystem = "addresses" // VIPs on the VIP link, and the link
+	SubsystemSysctl    Subsystem = "sysctl"
+	SubsystemConntrack Subsystem = "conntrack"
+)
+
+// OpError is a failure of one subsystem during a Sync, Drain, Reconcile or
+// Cleanup. errors.As finds it in what those return.
+type OpError struct {
+	Subsystem Subsystem
+	Err       error
+}
+
+func (e *OpError) Error() string { return "proxier: " + string(e.Subsystem) + ": " + e.Err.Error() }
+
+// Unwrap returns the subsystem's error.
+func (e *OpError) Unwrap() error { return e.Err }
+
+// opErr wraps err (nil stays nil) as subsystem s's failure.
+func opErr(s Subsystem, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &OpError{Subsystem: s, Err: err}
+}
+
+// failedSubsystem is the subsystem of the first OpError in err, or "".
+func failedSubsystem(err error) Subsystem {
+	var oe *OpError
+	if errors.As(err, &oe) {
+		return oe.Subsystem
+	}
+	return ""
+}
+
+// SyncEvent describes one Sync, successful or not.
+type SyncEvent struct {
+	Start    time.Time
+	Duration time.Duration
+	// Phases is where the time went.
+	Phases Phases
+	// Ops counts the kernel operations sent, by subsystem: IPVS requests,
+	// VIP addresses bound and unbound, set elements changed, rule writes,
+	// sysctls changed, conntrack entries deleted.
+	Ops map[Subsystem]int
+	// Err is the sync's error, nil on success; ErrSubsystem is the
+	// subsystem that failed ("" for a validation error or a conflict).
+	Err          error
+	ErrSubsystem Subsystem
+	// VirtualServers and VIPs are how many the proxier holds after the sync.
+	VirtualServers, VIPs int
+}
+
+// DrainEvent describes one Drain.
+type DrainEvent struct {
+	Start    time.Time
+	Duration time.Duration
+	// Deleted destinations (drained or past the maximum drain time), and
+	// Queue, how many are still draining.
+	Deleted, Queue int
+	Err            error
+}
+
+// ReconcileEvent describes one Reconcile.
+type ReconcileEvent struct {
+	Start    time.Time
+	Duration time.Duration
+	// Repairs counts the drifts found and repaired, by subsystem.
+	Repairs map[Subsystem]int
+	Err     error
+}
+
+func (*SyncEvent) event()      {}
+func (*DrainEvent) event()     {}
+func (*ReconcileEvent) event() {}
+
+// observeSync tells the Observer and the Logger about a Sync that started
+// at start.
+func (p *Proxier) observeSync(start time.Time, res *Result, errp *error) {
+	if p.cfg.Observer == nil && p.cfg.Logger == nil {
+		return
+	}
+	err := *errp
+	ev := &SyncEvent{Start: start, Duration: time.Since(start), Phases: res.Phases, Ops: map[Subsystem]int{},
+		Err: err, ErrSubsystem: failedSubsystem(err)}
+	if pl := res.Plan; pl != nil {
+		ev.Ops[SubsystemIPVS] = pl.IPVSAdd.Len() + pl.IPVSDelete.Len()
+		ev.Ops[SubsystemAddresses] = len(pl.Bind) + len(pl.Unbind)
+		ev.Ops[SubsystemRules] = len(pl.Rules) + len(pl.RulesAfter)
+	}
+	ev.Ops[SubsystemSysctl] = len(res.SysctlChanges)
+	if p.applied != nil {
+		ev.VirtualServers, ev.VIPs = len(p.applied.servers), len(p.applied.vips)
+	}
+	if p.cfg.Observer != nil {
+		p.cfg.Observer.Observe(ev)
+	}
+	if l := p.cfg.Logger; l != nil {
+		switch {
+		case err != nil:
+			l.Warn("proxier: sync failed", "error", err, "subsystem", string(ev.ErrSubsystem), "duration", ev.Duration)
+		case res.Plan != nil && !res.Plan.Empty():
+			l.Info("proxier: synced", "duration", ev.Duration, "ipvsOps", ev.Ops[SubsystemIPVS],
+				"addressOps", ev.Ops[SubsystemAddresses], "ruleOps", ev.Ops[SubsystemRules],
+				"virtualServers", ev.VirtualServers, "vips", ev.VIPs)
+		default:
+			l.Debug("proxier: synced, nothing to change", "duration", ev.Duration)
+		}
+	}
+}
