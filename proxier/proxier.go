@@ -87,11 +87,11 @@ type Result struct {
 
 // Phases is the time a sync spent in each phase.
 type Phases struct {
-	Validate time.Duration // checking the State
-	Plan     time.Duration // computing the wanted kernel state and the diff
-	Start    time.Duration // first sync: VIP link, sysctls, reading back what it owns
-	Rules    time.Duration // netfilter rules and sets, before and after
-	IPVS     time.Duration // virtual servers and destinations
+	Validate  time.Duration // checking the State
+	Plan      time.Duration // computing the wanted kernel state and the diff
+	Start     time.Duration // first sync: VIP link, sysctls, reading back what it owns
+	Rules     time.Duration // netfilter rules and sets, before and after
+	IPVS      time.Duration // virtual servers and destinations
 	Addresses time.Duration // binding and unbinding VIPs on the VIP link
 }
 
