@@ -1,6 +1,9 @@
 package ipvs
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // OpKind is the kind of one batch request.
 type OpKind uint8
@@ -83,6 +86,10 @@ func (b *Batch) add(op Op, err error) {
 	}
 	b.ops = append(b.ops, op)
 }
+
+// Grow makes room for n more requests, so that collecting a large batch does
+// not copy it as it grows.
+func (b *Batch) Grow(n int) { b.ops = slices.Grow(b.ops, n) }
 
 // AddService adds a request to create s.
 func (b *Batch) AddService(s Service) {

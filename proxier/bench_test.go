@@ -41,3 +41,19 @@ func BenchmarkSyncNoChange(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPlanInitial is the user-space cost of a first sync's plan:
+// validating and computing 10,000 services and diffing them against nothing.
+func BenchmarkPlanInitial(b *testing.B) {
+	s := bigState(10000)
+	c := &Config{}
+	b.ResetTimer()
+	for range b.N {
+		if err := s.Validate(c); err != nil {
+			b.Fatal(err)
+		}
+		if pl := makePlan(nil, compute(s, c)); pl.IPVSAdd.Len() != 110000 {
+			b.Fatalf("%d requests", pl.IPVSAdd.Len())
+		}
+	}
+}

@@ -68,11 +68,8 @@ func compute(s *State, c *Config) *desired {
 			add := func(addr netip.Addr, port int, kind FrontendKind, policy TrafficPolicy, bind bool) {
 				vs := &virtualServer{
 					svc:   virtualService(&svc, pt.Protocol, addr, port),
-					dests: map[ipvs.DestinationKey]ipvs.Destination{},
+					dests: chooseEndpoints(&svc, pt, policy, familyOf(addr)),
 					owner: frontend{ServiceID: id, PortName: pt.Name, Kind: kind},
-				}
-				for _, e := range chooseEndpoints(&svc, pt, policy, familyOf(addr)) {
-					vs.dests[e.Key()] = e
 				}
 				d.servers[vs.svc.Key()] = vs
 				if bind {
@@ -143,28 +140,34 @@ func ipvsProtocol(p Protocol) ipvs.Protocol {
 // policy keeps only this node's endpoints, chosen the same way among them;
 // when there are none the VIP has no destinations (traffic to it is not sent
 // elsewhere, which would lose the client's address that Local promises).
-func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) []ipvs.Destination {
-	pick := func(ok func(*Endpoint) bool) []ipvs.Destination {
-		var out []ipvs.Destination
-		for i := range svc.Endpoints {
-			e := &svc.Endpoints[i]
-			if familyOf(e.Addr) != fam || policy == Local && !e.Local || !ok(e) {
-				continue
-			}
-			out = append(out, ipvs.Destination{
-				Addr:    e.Addr,
-				Family:  ipvsFamily(fam), // as the kernel reports it, so a read back compares equal
-				Port:    uint16(endpointPort(e, pt)),
-				Forward: ipvs.Masq,
-				Weight:  1,
-			})
+func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) map[ipvs.DestinationKey]ipvs.Destination {
+	eligible := func(e *Endpoint) bool { return familyOf(e.Addr) == fam && (policy != Local || e.Local) }
+	ready := func(e *Endpoint) bool { return e.Ready }
+	n := 0
+	for i := range svc.Endpoints {
+		if e := &svc.Endpoints[i]; eligible(e) && e.Ready {
+			n++
 		}
-		return out
 	}
-	if ready := pick(func(e *Endpoint) bool { return e.Ready }); len(ready) > 0 {
-		return ready
+	if n == 0 { // kube-proxy's fallback
+		ready = func(e *Endpoint) bool { return e.Serving && e.Terminating }
 	}
-	return pick(func(e *Endpoint) bool { return e.Serving && e.Terminating })
+	out := make(map[ipvs.DestinationKey]ipvs.Destination, n)
+	for i := range svc.Endpoints {
+		e := &svc.Endpoints[i]
+		if !eligible(e) || !ready(e) {
+			continue
+		}
+		d := ipvs.Destination{
+			Addr:    e.Addr,
+			Family:  ipvsFamily(fam), // as the kernel reports it, so a read back compares equal
+			Port:    uint16(endpointPort(e, pt)),
+			Forward: ipvs.Masq,
+			Weight:  1,
+		}
+		out[d.Key()] = d
+	}
+	return out
 }
 
 func endpointPort(e *Endpoint, pt Port) int {

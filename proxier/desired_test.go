@@ -99,10 +99,10 @@ func TestChooseEndpointsFallsBackToServingTerminating(t *testing.T) {
 		{Addr: a("198.18.1.4"), Serving: true},                              // serving, not terminating, not ready: never used
 		{Addr: a("198.18.1.5"), Ready: true, Ports: map[string]int{"q": 9}}, // ready
 	}}
-	names := func(ds []ipvs.Destination) []string {
+	names := func(ds map[ipvs.DestinationKey]ipvs.Destination) []string {
 		var out []string
-		for _, d := range ds {
-			out = append(out, d.Key().String())
+		for _, k := range sortedDestKeys(ds) {
+			out = append(out, k.String())
 		}
 		return out
 	}

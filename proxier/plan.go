@@ -129,6 +129,11 @@ func makePlan(have, want *desired) *Plan {
 		}
 	}
 	slices.SortFunc(changed, compareServiceKeys)
+	n := 0
+	for _, k := range changed {
+		n += 1 + len(want.servers[k].dests)
+	}
+	p.IPVSAdd.Grow(n) // at most: room for a first sync's every request
 	for _, k := range changed {
 		w, h := want.servers[k], have.servers[k]
 		if h == nil {

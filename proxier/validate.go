@@ -342,19 +342,20 @@ func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]
 }
 
 func (v *validator) endpoints(base string, svc *Service) {
-	portNames := map[string]bool{}
-	for _, pt := range svc.Ports {
-		portNames[pt.Name] = true
-	}
+	// Paths are formatted only for a problem: a valid State of 10,000
+	// services has 100,000 endpoints to check.
+	path := func(i int) string { return fmt.Sprintf("%s.endpoints[%d]", base, i) }
 	for i, ep := range svc.Endpoints {
-		p := fmt.Sprintf("%s.endpoints[%d]", base, i)
 		switch {
 		case !ep.Addr.IsValid() || ep.Addr.IsUnspecified() || ep.Addr.IsMulticast():
-			v.add(p+".addr", ep.Addr, "is not a unicast address")
+			v.add(path(i)+".addr", ep.Addr, "is not a unicast address")
 		case ep.Addr.Is4In6():
-			v.add(p+".addr", ep.Addr, "is an IPv4-mapped IPv6 address (write it as IPv4)")
+			v.add(path(i)+".addr", ep.Addr, "is an IPv4-mapped IPv6 address (write it as IPv4)")
 		case !v.families[familyOf(ep.Addr)]:
-			v.add(p+".addr", ep.Addr, "is %v, which the config does not enable", familyOf(ep.Addr))
+			v.add(path(i)+".addr", ep.Addr, "is %v, which the config does not enable", familyOf(ep.Addr))
+		}
+		if len(ep.Ports) == 0 {
+			continue
 		}
 		names := make([]string, 0, len(ep.Ports))
 		for n := range ep.Ports {
@@ -362,12 +363,12 @@ func (v *validator) endpoints(base string, svc *Service) {
 		}
 		slices.Sort(names)
 		for _, n := range names {
-			pp := fmt.Sprintf("%s.ports[%q]", p, n)
-			if !portNames[n] {
-				v.add(pp, nil, "names no port of the service")
+			pp := func() string { return fmt.Sprintf("%s.ports[%q]", path(i), n) }
+			if !slices.ContainsFunc(svc.Ports, func(pt Port) bool { return pt.Name == n }) {
+				v.add(pp(), nil, "names no port of the service")
 			}
 			if port := ep.Ports[n]; port < 1 || port > 65535 {
-				v.add(pp, port, "out of range 1-65535")
+				v.add(pp(), port, "out of range 1-65535")
 			}
 		}
 	}
