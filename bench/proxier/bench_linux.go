@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os/exec"
+	"strings"
 	"time"
 
 	moby "github.com/moby/ipvs"
@@ -188,4 +190,58 @@ func KubeProxySync(h *moby.Handle, s Shape) error {
 	}
 	_, err := h.GetServices()
 	return err
+}
+
+// IPBatchVIPs binds the shape's VIPs on a fresh dummy link with one
+// `ip -batch` (iproute2, run in a fresh namespace through nsenter) and times
+// that one command: what binding the VIPs costs the kernel whoever asks.
+func IPBatchVIPs(s Shape) (time.Duration, error) {
+	ns, err := ipvsbench.NewNetNS()
+	if err != nil {
+		return 0, err
+	}
+	defer ns.Close()
+	in := func(stdin string, args ...string) error {
+		cmd := exec.Command("nsenter", append([]string{"--net=" + ns.Path(), "ip"}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	if err := in("", "link", "add", "kube-ipvs0", "type", "dummy"); err != nil {
+		return 0, err
+	}
+	var b strings.Builder
+	for i := range s.Services {
+		fmt.Fprintf(&b, "address add %s/32 dev kube-ipvs0\n", s.vip(i))
+	}
+	return Timed(func() error { return in(b.String(), "-batch", "-") })
+}
+
+// NFTScript loads, with one `nft -f` in a fresh namespace, the nftables
+// script of the rules the proxier's first sync of the shape applies, and
+// times it: the reference tool for the rules phase.
+func NFTScript(s Shape) (time.Duration, error) {
+	n, err := NewNode()
+	if err != nil {
+		return 0, err
+	}
+	defer n.Close()
+	pl, err := n.P.Plan(s.State())
+	if err != nil {
+		return 0, err
+	}
+	text, err := iptables.RenderNFT(pl.Rules[proxier.IPv4], iptables.DefaultTable)
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command("nsenter", "--net="+n.NS.Path(), "nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(text)
+	return Timed(func() error {
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("nft -f: %w: %s", err, out)
+		}
+		return nil
+	})
 }

@@ -90,7 +90,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "  initial sync phases: %+v\n", res.Phases)
 		first = res
 		if *initialOnly {
+			n.Close()
+			ipd, err := proxierbench.IPBatchVIPs(s)
+			check(err, "ip -batch")
+			nftd, err := proxierbench.NFTScript(s)
+			check(err, "nft -f")
 			fmt.Printf("initial sync %v, raw batch %v, ratio %.2f; phases %+v\n", best["initial"], best["raw"], float64(best["initial"])/float64(best["raw"]), res.Phases)
+			fmt.Printf("references, same boot: ip -batch binding the %d VIPs %v; nft -f of the first sync's rules %v\n", s.Services, ipd, nftd)
 			return
 		}
 		for _, c := range changes {
