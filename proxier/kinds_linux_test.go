@@ -1,11 +1,14 @@
 package proxier
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -227,4 +230,57 @@ func (h *host) sctpOnce(t *testing.T, addr netip.AddrPort) (reply, error) {
 		}
 		got = append(got, buf[:n]...)
 	}
+}
+
+// TestIntegrationStrictARP checks what Config.StrictARP is for: a client on
+// the node's link that resolves a VIP with ARP (a route to the VIP straight
+// on its link, as a flat L2 network has) gets an answer from the node
+// without it, and none with it, so the VIPs held on the dummy link do not
+// leak onto the node's other links.
+func TestIntegrationStrictARP(t *testing.T) {
+	tp := newTopology(t, 1, 1)
+	tp.addForeign(t)
+	c := tp.clients[0]
+	onLink := func(vip netip.Addr) {
+		t.Helper()
+		var err error
+		c.ns.Do(t, func() {
+			var l netlink.Link
+			if l, err = netlink.LinkByName("eth0"); err == nil {
+				err = netlink.RouteAdd(&netlink.Route{LinkIndex: l.Attrs().Index, Scope: netlink.SCOPE_LINK,
+					Dst: &net.IPNet{IP: net.IP(vip.AsSlice()), Mask: net.CIDRMask(32, 32)}})
+			}
+		})
+		must(t, err)
+	}
+	svc := func(vip netip.Addr) State {
+		return State{Services: map[string]Service{"web": {
+			ClusterIPs: []netip.Addr{vip}, Ports: []Port{portHTTP}, Endpoints: tp.endpoints(true, false, []int{0}),
+		}}}
+	}
+
+	loose, strict := a("198.18.120.1"), a("198.18.120.2")
+	onLink(loose)
+	onLink(strict)
+	k := tp.newProxier(t, Config{})
+	k.sync(t, svc(loose))
+	wantCounts(t, "ARP-resolved VIP without strict ARP", c.tcp(t, netip.AddrPortFrom(loose, 80), 1), map[string]int{tp.backends[0].name: 1})
+	must(t, k.p.Cleanup(context.Background()))
+
+	k = tp.newProxier(t, Config{StrictARP: true})
+	k.sync(t, svc(strict))
+	if r, err := c.tcpOnce(t, netip.AddrPortFrom(strict, 80), 5*time.Second); err == nil {
+		t.Errorf("with strict ARP the node answered ARP for a VIP on its dummy link: %v", r)
+	}
+	// Routed through the node (the client's default route), the VIP works.
+	c.ns.Do(t, func() {
+		l, err := netlink.LinkByName("eth0")
+		if err == nil {
+			err = netlink.RouteDel(&netlink.Route{LinkIndex: l.Attrs().Index, Scope: netlink.SCOPE_LINK,
+				Dst: &net.IPNet{IP: net.IP(strict.AsSlice()), Mask: net.CIDRMask(32, 32)}})
+		}
+		must(t, err)
+	})
+	wantCounts(t, "routed VIP with strict ARP", c.tcp(t, netip.AddrPortFrom(strict, 80), 1), map[string]int{tp.backends[0].name: 1})
+	must(t, k.p.Cleanup(context.Background()))
 }
