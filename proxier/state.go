@@ -61,7 +61,11 @@ type Service struct {
 	Scheduler      string
 	SchedulerFlags ipvs.SchedFlags
 	// HealthCheckNodePort is the node port of the service's health check
-	// (external traffic policy Local); 0 means none.
+	// (external traffic policy Local); 0 means none. The proxier lets its
+	// traffic in (kube-proxy's KUBE-HEALTH-CHECK-NODE-PORT entry, which
+	// matters where the node's input policy drops) and reserves the port
+	// against node ports; answering it, with how many local endpoints are
+	// ready, is the caller's HTTP server, as it is kube-proxy's.
 	HealthCheckNodePort int
 	// Endpoints are the service's backends.
 	Endpoints []Endpoint
