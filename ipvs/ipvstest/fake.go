@@ -17,7 +17,7 @@
 //	if got := f.Dump(); got != want { ... }
 //
 // A Fake is safe for concurrent use. Counters stay zero unless set with
-// SetStats.
+// SetStats, and a destination's connection counts unless set with SetConns.
 package ipvstest
 
 import (
@@ -277,6 +277,27 @@ func (f *Fake) SetStats(k ipvs.ServiceKey, d *ipvs.DestinationKey, st ipvs.Stats
 	for i := range s.dests {
 		if s.dests[i].Key() == *d {
 			s.dests[i].Stats = st
+			return true
+		}
+	}
+	return false
+}
+
+// SetConns sets the connection counts of destination d of service k (what
+// ipvsadm -Ln shows as ActiveConn, InActConn and, with --persistent-conn,
+// PersistConn), for tests of code that waits for a destination to go idle.
+// The counts survive UpdateDestination, as in the kernel. It reports whether
+// the destination exists.
+func (f *Fake) SetConns(k ipvs.ServiceKey, d ipvs.DestinationKey, active, inactive, persistent uint32) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.index[norm(k)]
+	if s == nil {
+		return false
+	}
+	for i := range s.dests {
+		if s.dests[i].Key() == d {
+			s.dests[i].ActiveConns, s.dests[i].InactiveConns, s.dests[i].PersistentConns = active, inactive, persistent
 			return true
 		}
 	}
