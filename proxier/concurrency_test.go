@@ -39,15 +39,16 @@ func TestConcurrentSyncsAreSerialised(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Whichever ran last, a sync of it now plans nothing, and the fake
-	// holds exactly one destination: no interleaving left two behind.
+	// holds exactly one destination at weight 1: no interleaving left two
+	// behind (the others drain, at weight 0).
 	dump := r.ipvs.Dump()
 	var last *State
 	for i := range states {
-		if want := fmt.Sprintf("-r 198.18.1.%d:80 ", i+1); strings.Contains(dump, want) {
+		if want := fmt.Sprintf("-r 198.18.1.%d:80 -m -w 1\n", i+1); strings.Contains(dump, want) {
 			last = &states[i]
 		}
 	}
-	if last == nil || strings.Count(dump, "-a -t") != 1 {
+	if last == nil || strings.Count(dump, "-w 1\n") != 1 {
 		t.Fatalf("after concurrent syncs ipvs holds:\n%s", dump)
 	}
 	if pl, err := r.p.Plan(last); err != nil || !pl.Empty() {

@@ -3,6 +3,7 @@ package proxier
 import (
 	"log/slog"
 	"net/netip"
+	"time"
 )
 
 // Config is what is per node rather than per service. The zero value of each
@@ -35,6 +36,12 @@ type Config struct {
 	// Info when something did, Warn on failure) and per repair. The
 	// proxier logs nothing otherwise.
 	Logger *slog.Logger
+	// MaxDrain bounds how long a destination that left a TCP virtual
+	// server drains (weight 0; its connections carry on) before Drain
+	// deletes it with its connections open (kubernetes#89392: unbounded,
+	// one long-lived connection keeps it forever). 0 means
+	// DefaultMaxDrain; negative is invalid. There is no unbounded setting.
+	MaxDrain time.Duration
 }
 
 // Backend is a netfilter back end.

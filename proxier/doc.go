@@ -51,6 +51,20 @@
 //	}
 //	fmt.Print(res.Plan) // what it did
 //
+// Graceful termination: an endpoint that leaves a TCP virtual server that
+// stays is not deleted but set to weight 0 (one update, shown in the plan):
+// it takes no new connections while its open ones carry on. Drain, which
+// the caller calls on its own timer (nothing runs in the background),
+// deletes such destinations once the kernel counts no active or inactive
+// connections on them, or once they have drained for Config.MaxDrain (15
+// minutes by default), in one batch. UDP and SCTP destinations are deleted
+// at once; a virtual server that goes takes its destinations with it; one
+// that comes back while draining returns to its weight in place. A new
+// Proxier rebuilds the list from what its first Sync reads back, so an
+// earlier run's weight-0 destinations drain too. Result.Draining and
+// DrainResult.Draining are the queue's length. Serving and Terminating
+// endpoints are used only when no endpoint is Ready, as kube-proxy does.
+//
 // Ownership: the Proxier changes only its VIP link, the virtual servers it
 // applied and those on its link's addresses (an earlier run's: a new
 // Proxier takes them over without re-creating anything, and deletes those

@@ -21,7 +21,8 @@ type Plan struct {
 	// A family whose rules do not change is absent.
 	Rules map[Family]*iptables.Ruleset
 	// IPVSAdd adds and updates virtual servers and destinations, before any
-	// VIP that needs them is bound.
+	// VIP that needs them is bound; a destination that starts draining is
+	// an update to weight 0 here, and one that returns an update back.
 	IPVSAdd ipvs.Batch
 	// Bind are the addresses to bind on the VIP link, last of the additions.
 	Bind []netip.Addr

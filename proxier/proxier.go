@@ -34,6 +34,10 @@ type Proxier struct {
 	// foreign are virtual servers, at keys the State asked for, that the
 	// proxier did not create, as of the last read.
 	foreign map[ipvs.ServiceKey]ipvs.Service
+	// draining are the destinations at weight 0 that Drain deletes once
+	// idle or past MaxDrain (drain.go).
+	draining drainList
+	now      func() time.Time // the clock; tests set it
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
@@ -70,7 +74,7 @@ func New(cfg *Config, deps Deps) (*Proxier, error) {
 	if c.LinkName == "" {
 		c.LinkName = DefaultLinkName
 	}
-	return &Proxier{cfg: c, ipvs: deps.IPVS, link: deps.Link, sys: deps.Sysctls, rules: deps.Rules}, nil
+	return &Proxier{cfg: c, ipvs: deps.IPVS, link: deps.Link, sys: deps.Sysctls, rules: deps.Rules, now: time.Now}, nil
 }
 
 // Result says what a Sync did.
@@ -83,6 +87,9 @@ type Result struct {
 	LinkCreated bool
 	// Phases is where the sync's time went.
 	Phases Phases
+	// Draining is how many destinations are draining after the sync (the
+	// drain queue's length; see Drain).
+	Draining int
 }
 
 // Phases is the time a sync spent in each phase.
@@ -103,7 +110,9 @@ func (p *Proxier) Plan(s *State) (*Plan, error) {
 	if err := s.Validate(&p.cfg); err != nil {
 		return nil, err
 	}
-	pl := makePlan(p.applied, compute(s, &p.cfg))
+	want := compute(s, &p.cfg)
+	overlayDrains(p.applied, want, p.draining, p.now())
+	pl := makePlan(p.applied, want)
 	pl.linkName, pl.backends = p.cfg.LinkName, p.rules
 	return pl, nil
 }
@@ -153,10 +162,14 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 		p.readBack = true // the foreign virtual server may go away
 		return res, err
 	}
+	drains := overlayDrains(p.applied, want, p.draining, p.now())
 	plan := makePlan(p.applied, want)
 	plan.linkName, plan.backends = p.cfg.LinkName, p.rules
 	res.Plan = plan
 	lap(&res.Phases.Plan)
+	// Tried or done, these are the drains: one whose weight-0 update
+	// failed is read back and joins again, keeping its start time.
+	p.draining, res.Draining = drains, drains.len()
 	if err := p.apply(ctx, plan, &res.Phases); err != nil {
 		p.readBack = true
 		// What it may now own, to read back; rules unknown. A virtual
@@ -372,6 +385,6 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 			}
 		}
 	}
-	p.started, p.applied, p.readBack, p.foreign = false, nil, false, nil
+	p.started, p.applied, p.readBack, p.foreign, p.draining = false, nil, false, nil, nil
 	return nil
 }

@@ -96,6 +96,9 @@ func (v *validator) config(c *Config) {
 	if c.MasqueradeBit != nil && (*c.MasqueradeBit < 0 || *c.MasqueradeBit > 31) {
 		v.add("config.masqueradeBit", *c.MasqueradeBit, "out of range 0-31")
 	}
+	if c.MaxDrain < 0 {
+		v.add("config.maxDrain", c.MaxDrain, "is negative (0 means the default, %v)", DefaultMaxDrain)
+	}
 	seen := map[Family]bool{}
 	for i, f := range c.Families {
 		p := fmt.Sprintf("config.families[%d]", i)
