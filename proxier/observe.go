@@ -84,6 +84,8 @@ type SyncEvent struct {
 	ErrSubsystem Subsystem
 	// VirtualServers and VIPs are how many the proxier holds after the sync.
 	VirtualServers, VIPs int
+	// Draining is how many destinations are draining after the sync.
+	Draining int
 }
 
 // DrainEvent describes one Drain.
@@ -124,6 +126,7 @@ func (p *Proxier) observeSync(start time.Time, res *Result, errp *error) {
 		ev.Ops[SubsystemRules] = len(pl.Rules) + len(pl.RulesAfter)
 	}
 	ev.Ops[SubsystemSysctl] = len(res.SysctlChanges)
+	ev.Draining = res.Draining
 	if p.applied != nil {
 		ev.VirtualServers, ev.VIPs = len(p.applied.servers), len(p.applied.vips)
 	}

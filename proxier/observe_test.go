@@ -78,3 +78,17 @@ func TestAnInvalidStateIsObservedWithoutASubsystem(t *testing.T) {
 		t.Errorf("event %+v", got)
 	}
 }
+
+func TestSyncEventCountsDrainingDestinations(t *testing.T) {
+	var got *SyncEvent
+	r := newRig(t, &Config{Observer: ObserverFunc(func(e Event) { got, _ = e.(*SyncEvent) })})
+	s := oneService()
+	r.sync(t, s)
+	web := s.Services["web"]
+	web.Endpoints = web.Endpoints[1:] // a TCP endpoint leaves: it drains
+	s.Services["web"] = web
+	r.sync(t, s)
+	if got == nil || got.Draining != 1 {
+		t.Errorf("event %+v, want Draining 1", got)
+	}
+}

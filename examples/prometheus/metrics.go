@@ -105,6 +105,7 @@ func (m *Metrics) Observe(e proxier.Event) {
 		}
 		m.lastSync.Set(float64(e.Start.Add(e.Duration).UnixNano()) / 1e9)
 		m.virtualServers.Set(float64(e.VirtualServers))
+		m.drainQueue.Set(float64(e.Draining))
 		m.vips.Set(float64(e.VIPs))
 	case *proxier.DrainEvent:
 		m.drained.Add(float64(e.Deleted))
