@@ -17,8 +17,8 @@ func TestMetricsUseKubeProxyNamesAndCountWhatTheProxierDid(t *testing.T) {
 	m := NewMetrics(reg)
 	start := time.Unix(1_800_000_000, 0)
 	m.Observe(&proxier.SyncEvent{Start: start, Duration: 3 * time.Millisecond,
-		Phases: proxier.Phases{IPVS: 2 * time.Millisecond},
-		Ops:    map[proxier.Subsystem]int{proxier.SubsystemIPVS: 11, proxier.SubsystemAddresses: 1, proxier.SubsystemConntrack: 4},
+		Phases:         proxier.Phases{IPVS: 2 * time.Millisecond},
+		Ops:            map[proxier.Subsystem]int{proxier.SubsystemIPVS: 11, proxier.SubsystemAddresses: 1, proxier.SubsystemConntrack: 4},
 		VirtualServers: 1, VIPs: 1})
 	m.Observe(&proxier.SyncEvent{Start: start.Add(time.Minute), Duration: time.Millisecond,
 		Err: errors.New("boom"), ErrSubsystem: proxier.SubsystemRules})
