@@ -34,3 +34,8 @@ func (c *Conn) Execute(ctx context.Context, m netlink.Message) ([]netlink.Messag
 func (c *Conn) Batch(ctx context.Context, msgs []netlink.Message, opt BatchOptions) ([]error, error) {
 	return nil, errOS
 }
+
+// Dump returns an error wrapping ErrNotSupported.
+func (c *Conn) Dump(ctx context.Context, m netlink.Message, fn func(h netlink.Header, data []byte) error) error {
+	return errOS
+}
