@@ -1,0 +1,62 @@
+package conntrack
+
+import (
+	"context"
+
+	"github.com/vishvananda/netns"
+)
+
+// Config configures a Client. A nil *Config means the zero Config.
+type Config struct {
+	// NetNS is the network namespace whose conntrack table the Client
+	// works on, chosen once by New. The zero value means the namespace of
+	// the thread that calls New. The Client does not take ownership: the
+	// caller closes it, and may do so as soon as New returns.
+	NetNS netns.NsHandle
+}
+
+// Client deletes conntrack entries of one network namespace over ctnetlink
+// (netfilter netlink, subsystem NFNL_SUBSYS_CTNETLINK). It is safe for
+// concurrent use; calls are serialised on one netlink socket.
+type Client struct {
+	c *client
+}
+
+// New opens a Client in cfg.NetNS. The error wraps ErrNotSupported on
+// systems other than Linux and on kernels without netfilter netlink.
+func New(cfg *Config) (*Client, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	conn, err := dial(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{c: &client{conn: conn}}, nil
+}
+
+// Close releases the Client's netlink socket. Calls after Close fail with
+// an error wrapping fs.ErrClosed.
+func (c *Client) Close() error { return c.c.close() }
+
+// Delete deletes every conntrack entry that matches any of filters (see
+// Filter.Matches) and returns how many it deleted.
+//
+// It validates every filter first: an invalid one is a *ValidationError
+// naming it ("filters[1].Addr") and nothing is deleted. Then it lists the
+// table once per address family the filters involve (a filter without
+// addresses involves both) and deletes the matching entries, many requests
+// to a netlink send. An entry that is gone by the time it is deleted (it
+// expired, someone else deleted it, or a new flow took its tuple) is
+// neither counted nor an error. No filters means nothing to do: no request
+// is sent.
+//
+// A failure is an *Error. If the kernel refuses some deletions, the others
+// still happen: deleted counts them and the error names the first refused
+// flow and how many were refused. If the kernel has no ctnetlink (module
+// nf_conntrack_netlink), the error wraps ErrNotSupported. ctx bounds the
+// whole call: its cancellation or deadline stops the dump or the deletions
+// in flight.
+func (c *Client) Delete(ctx context.Context, filters ...Filter) (deleted int, err error) {
+	return c.c.delete(ctx, filters)
+}

@@ -1,0 +1,58 @@
+package conntrack
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ipvskit/ipvskit/internal/kerr"
+)
+
+// ErrNotSupported is wrapped by errors that say the kernel lacks ctnetlink
+// (module nf_conntrack_netlink) or the operating system lacks netlink. It
+// is the same value in every ipvskit package.
+var ErrNotSupported = kerr.ErrNotSupported
+
+// ValidationError says that a Filter is invalid. Nothing was sent to the
+// kernel.
+type ValidationError struct {
+	Field  string // "filters[2].Protocol", "filters[0].Keep[1]"
+	Value  string // the value, as text
+	Reason string // what is wrong with it
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("conntrack: invalid %s %q: %s", e.Field, e.Value, e.Reason)
+}
+
+// Error is returned by Delete when the kernel refused something. It wraps
+// the cause, so that errors.Is works against the kernel's errno,
+// fs.ErrPermission, ErrNotSupported, fs.ErrClosed (a closed Client) and
+// context.Canceled or context.DeadlineExceeded.
+type Error struct {
+	// Op is "dump" (listing the table) or "delete".
+	Op string
+	// Family is the table's family dumped or deleted from.
+	Family Family
+	// Flow is, for a delete, the first flow the kernel refused to delete.
+	Flow Flow
+	// Failed is, for a delete, how many flows could not be deleted.
+	Failed int
+	// Err is the (first) cause.
+	Err error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "conntrack: %s %v", e.Op, e.Family)
+	if e.Op == "delete" && e.Flow.Protocol != 0 {
+		fmt.Fprintf(&b, " [%v]", e.Flow)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	if e.Failed > 1 {
+		fmt.Fprintf(&b, " (and %d more flows not deleted)", e.Failed-1)
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
