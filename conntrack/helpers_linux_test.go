@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,7 +70,12 @@ func insert(t *testing.T, ns *testutil.NetNS, zone uint16, flows ...conntrack.Fl
 		}
 		b.WriteByte('\n')
 	}
-	if _, err := ns.TryExec(t, []byte(b.String()), "conntrack", "-R", "-"); err != nil {
+	// From a file: the VM rig's guest has no /dev/stdin for "-R -".
+	path := filepath.Join(t.TempDir(), "flows")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ns.TryExec(t, nil, "conntrack", "-R", path); err != nil {
 		t.Fatalf("conntrack -R: %v\n%s", err, b.String())
 	}
 }
