@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 
+	"github.com/ipvskit/ipvskit/conntrack"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/sysctl"
 )
@@ -31,4 +32,10 @@ type Link interface {
 type Sysctls interface {
 	IPVSProfile(o *sysctl.IPVSOptions) (sysctl.Profile, error)
 	Apply(ctx context.Context, p sysctl.Profile) ([]sysctl.Change, error)
+}
+
+// Conntrack is what the Proxier needs to delete stale flows:
+// *conntrack.Client and conntracktest's fake satisfy it.
+type Conntrack interface {
+	Delete(ctx context.Context, filters ...conntrack.Filter) (int, error)
 }

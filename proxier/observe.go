@@ -127,6 +127,7 @@ func (p *Proxier) observeSync(start time.Time, res *Result, errp *error) {
 	}
 	ev.Ops[SubsystemSysctl] = len(res.SysctlChanges)
 	ev.Draining = res.Draining
+	ev.Ops[SubsystemConntrack] = res.ConntrackDeleted
 	if p.applied != nil {
 		ev.VirtualServers, ev.VIPs = len(p.applied.servers), len(p.applied.vips)
 	}

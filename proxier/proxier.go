@@ -26,6 +26,7 @@ type Proxier struct {
 	link  Link
 	sys   Sysctls
 	rules map[Family]Rules
+	ct    Conntrack // nil: no flow cleanup
 
 	mu       sync.Mutex
 	started  bool     // the link and sysctls were ensured
@@ -38,6 +39,9 @@ type Proxier struct {
 	// idle or past MaxDrain (drain.go).
 	draining drainList
 	now      func() time.Time // the clock; tests set it
+	// ctPending are the datagram frontends whose stale flows are still to
+	// be deleted (see conntrack.go).
+	ctPending map[ipvs.ServiceKey]bool
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
@@ -51,6 +55,10 @@ type Deps struct {
 	Sysctls Sysctls
 	// Rules has a back end for each family the Config enables.
 	Rules map[Family]Rules
+	// Conntrack, if set (conntrack.New for the same namespace), deletes
+	// stale UDP and SCTP flows after each sync that changed the
+	// destinations of such a frontend. Nil means no cleanup.
+	Conntrack Conntrack
 }
 
 // New returns a Proxier for cfg (nil means the zero Config) working through
@@ -74,7 +82,8 @@ func New(cfg *Config, deps Deps) (*Proxier, error) {
 	if c.LinkName == "" {
 		c.LinkName = DefaultLinkName
 	}
-	return &Proxier{cfg: c, ipvs: deps.IPVS, link: deps.Link, sys: deps.Sysctls, rules: deps.Rules, now: time.Now}, nil
+	return &Proxier{cfg: c, ipvs: deps.IPVS, link: deps.Link, sys: deps.Sysctls, rules: deps.Rules, now: time.Now,
+		ct: deps.Conntrack, ctPending: map[ipvs.ServiceKey]bool{}}, nil
 }
 
 // Result says what a Sync did.
@@ -90,6 +99,9 @@ type Result struct {
 	// Draining is how many destinations are draining after the sync (the
 	// drain queue's length; see Drain).
 	Draining int
+	// ConntrackDeleted is how many stale UDP and SCTP flows the sync
+	// deleted (see Deps.Conntrack).
+	ConntrackDeleted int
 }
 
 // Phases is the time a sync spent in each phase.
@@ -100,6 +112,7 @@ type Phases struct {
 	Rules     time.Duration // netfilter rules and sets, before and after
 	IPVS      time.Duration // virtual servers and destinations
 	Addresses time.Duration // binding and unbinding VIPs on the VIP link
+	Conntrack time.Duration // deleting stale flows
 }
 
 // Plan validates s and returns what a Sync would do, without touching the
@@ -170,6 +183,10 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 	// Tried or done, these are the drains: one whose weight-0 update
 	// failed is read back and joins again, keeping its start time.
 	p.draining, res.Draining = drains, drains.len()
+	if p.ct != nil {
+		// Before applying: a failed apply leaves them pending too.
+		staleFrontends(p.applied, want, p.ctPending)
+	}
 	if err := p.apply(ctx, plan, &res.Phases); err != nil {
 		p.readBack = true
 		// What it may now own, to read back; rules unknown. A virtual
@@ -182,6 +199,9 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 		return res, err
 	}
 	p.applied = want
+	if err := p.cleanFlows(ctx, res); err != nil {
+		return res, err
+	}
 	return res, nil
 }
 
