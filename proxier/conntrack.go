@@ -13,53 +13,51 @@ import (
 )
 
 // Stale datagram flows. A UDP client that keeps sending from one socket
-// keeps one conntrack entry alive, and in it the backend chosen for its
-// first datagram, or no backend at all if it started while the service had
-// none (the reply tuple then says the VIP itself answers, and IPVS does not
-// rewrite a confirmed entry). After a sync, the Proxier deletes the flows
-// of the frontends whose destinations changed that no current destination
-// answers. SCTP is treated like UDP: its destinations, too, are removed at
-// once rather than drained, and SCTP clients often keep their port (one
-// association after another on the same tuple), so an entry of a dead
-// association would steer the next one to the same dead destination. TCP
-// is left alone: its destinations drain, and its entries die with their
-// connections.
+// keeps one conntrack entry alive. One made before its frontend existed
+// (the datagrams left by the node's default route, or the node itself
+// answered port unreachable for a node port) has no NAT, and IPVS does not
+// rewrite a confirmed entry: once the service exists, its backend's
+// replies match no flow and the client is never answered, until the
+// Proxier deletes the entry. One made by IPVS for a destination since
+// removed is normally gone already: with the sysctl profile's
+// net/ipv4/vs/expire_nodest_conn=1 and conntrack=1 the kernel expires the
+// removed destination's IPVS connections and their conntrack entries
+// itself; deleting what is left follows kube-proxy. So after a sync, the
+// Proxier deletes the flows of the frontends whose destinations changed
+// that no current destination answers.
+//
+// SCTP is treated like UDP: its destinations, too, are removed at once
+// rather than drained, and SCTP clients often keep their port (one
+// association after another on the same tuple). TCP is left alone: its
+// destinations drain, and its entries die with their connections.
 
 // staleFrontends adds to pending the datagram virtual servers whose flows
-// may be stale once the kernel goes from have to want: those that lost a
-// destination, those that went from no destinations (or from not existing)
-// to some, and those removed.
-func staleFrontends(have, want *desired, pending map[ipvs.ServiceKey]bool) {
-	var hs map[ipvs.ServiceKey]*virtualServer
-	if have != nil {
-		hs = have.servers
-	}
-	for k, h := range hs {
-		if !datagram(k) {
-			continue
-		}
-		w := want.servers[k]
-		if w == nil || lostDestination(h, w) {
+// may be stale once the plan, made against have, is applied: those that
+// lose a destination, those that go from no destinations (or from not
+// existing) to some, and those removed. It reads the plan's requests, so its
+// cost follows the change, not the number of services.
+func staleFrontends(have *desired, pl *Plan, pending map[ipvs.ServiceKey]bool) {
+	for _, op := range pl.IPVSDelete.Ops() {
+		if k := op.Service.Key(); datagram(k) && (op.Kind == ipvs.OpDeleteService || op.Kind == ipvs.OpDeleteDestination) {
 			pending[k] = true
 		}
 	}
-	for k, w := range want.servers {
-		if h := hs[k]; datagram(k) && len(w.dests) > 0 && (h == nil || len(h.dests) == 0) {
+	for _, op := range pl.IPVSAdd.Ops() {
+		k := op.Service.Key()
+		if op.Kind != ipvs.OpAddDestination || !datagram(k) || pending[k] {
+			continue
+		}
+		var h *virtualServer
+		if have != nil {
+			h = have.servers[k]
+		}
+		if h == nil || len(h.dests) == 0 {
 			pending[k] = true
 		}
 	}
 }
 
 func datagram(k ipvs.ServiceKey) bool { return k.Protocol == ipvs.UDP || k.Protocol == ipvs.SCTP }
-
-func lostDestination(h, w *virtualServer) bool {
-	for dk := range h.dests {
-		if _, ok := w.dests[dk]; !ok {
-			return true
-		}
-	}
-	return false
-}
 
 // flowFilters returns, for each pending frontend, the filter that deletes
 // its flows that none of its destinations in cur answers: every flow to it

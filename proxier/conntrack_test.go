@@ -91,7 +91,8 @@ func TestStaleFrontends(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pending := map[ipvs.ServiceKey]bool{}
-			staleFrontends(desiredOf(t, tc.have), desiredOf(t, tc.want), pending)
+			have := desiredOf(t, tc.have)
+			staleFrontends(have, makePlan(have, desiredOf(t, tc.want)), pending)
 			got := slices.SortedFunc(func(yield func(ipvs.ServiceKey) bool) {
 				for k := range pending {
 					if !yield(k) {
@@ -109,7 +110,7 @@ func TestStaleFrontends(t *testing.T) {
 	// Nothing applied yet (nil): every datagram frontend with
 	// destinations.
 	pending := map[ipvs.ServiceKey]bool{}
-	staleFrontends(nil, desiredOf(t, udpState("198.18.1.1")), pending)
+	staleFrontends(nil, makePlan(nil, desiredOf(t, udpState("198.18.1.1"))), pending)
 	if len(pending) != 3 {
 		t.Errorf("from nothing: %v", pending)
 	}

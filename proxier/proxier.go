@@ -185,7 +185,7 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 	p.draining, res.Draining = drains, drains.len()
 	if p.ct != nil {
 		// Before applying: a failed apply leaves them pending too.
-		staleFrontends(p.applied, want, p.ctPending)
+		staleFrontends(p.applied, plan, p.ctPending)
 	}
 	if err := p.apply(ctx, plan, &res.Phases); err != nil {
 		p.readBack = true
