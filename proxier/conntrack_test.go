@@ -307,3 +307,31 @@ func TestTCPChangesSendNothingToConntrack(t *testing.T) {
 		t.Errorf("TCP-only syncs dumped the conntrack table %d times", r.ct.Dumps())
 	}
 }
+
+func TestObserverCountsDeletedFlows(t *testing.T) {
+	var last *SyncEvent
+	ct := conntracktest.New()
+	p, err := New(&Config{Observer: ObserverFunc(func(e Event) {
+		if se, ok := e.(*SyncEvent); ok {
+			last = se
+		}
+	})}, Deps{IPVS: ipvstest.New(), Link: dummytest.New(), Sysctls: sysctltest.New(""),
+		Rules: map[Family]Rules{IPv4: &fakeRules{}}, Conntrack: ct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := udpState("198.18.1.1", "198.18.1.2")
+	if _, err := p.Sync(context.Background(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if err := ct.Add(udpFlow(1001, "198.18.100.1:53", "198.18.1.1:5353")); err != nil {
+		t.Fatal(err)
+	}
+	s = udpState("198.18.1.2")
+	if _, err := p.Sync(context.Background(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if last == nil || last.Ops[SubsystemConntrack] != 1 {
+		t.Errorf("observed %+v, want 1 conntrack op", last)
+	}
+}
