@@ -63,10 +63,8 @@ func families(filters []Filter) []Family {
 }
 
 func (c *client) delete(ctx context.Context, filters []Filter) (int, error) {
-	for i := range filters {
-		if err := filters[i].Validate("filters[" + itoa(i) + "]"); err != nil {
-			return 0, err
-		}
+	if err := validateFilters(filters); err != nil {
+		return 0, err
 	}
 	if len(filters) == 0 {
 		return 0, nil

@@ -20,6 +20,20 @@ type ValidationError struct {
 	Reason string // what is wrong with it
 }
 
+// validateFilters validates each filter, naming a bad one's field with its
+// index: "filters[2].Protocol".
+func validateFilters(filters []Filter) error {
+	for i := range filters {
+		if err := filters[i].Validate(); err != nil {
+			if ve, ok := err.(*ValidationError); ok {
+				ve.Field = "filters[" + itoa(i) + "]." + ve.Field
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("conntrack: invalid %s %q: %s", e.Field, e.Value, e.Reason)
 }

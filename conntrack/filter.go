@@ -61,10 +61,11 @@ func (f *Filter) Matches(fl Flow) bool {
 }
 
 // Validate checks f and returns a *ValidationError naming the first bad
-// field (with field names prefixed by name, for example "filters[2]").
-func (f *Filter) Validate(name string) error {
+// field ("Protocol", "Addr", "Keep[1]"; Delete prefixes it with the
+// filter's index, "filters[2].Keep[1]").
+func (f *Filter) Validate() error {
 	bad := func(field, value, reason string) error {
-		return &ValidationError{Field: name + "." + field, Value: value, Reason: reason}
+		return &ValidationError{Field: field, Value: value, Reason: reason}
 	}
 	switch f.Protocol {
 	case TCP, UDP, SCTP:

@@ -37,7 +37,7 @@ func TestFilterValidate(t *testing.T) {
 		{"zero keep", Filter{Protocol: UDP, Keep: []netip.AddrPort{{}}}, "filters[3].Keep[0]", "the zero address"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.f.Validate("filters[3]")
+			err := validateFilters([]Filter{{Protocol: UDP}, {Protocol: TCP}, {Protocol: SCTP}, tc.f})
 			if tc.field == "" {
 				if err != nil {
 					t.Fatalf("valid filter refused: %v", err)
@@ -118,5 +118,13 @@ func TestFlowString(t *testing.T) {
 	want := "udp src=198.18.20.2 dst=198.18.100.1 sport=40000 dport=53 src=198.18.11.2 dst=198.18.20.2 sport=5353 dport=40000"
 	if got != want {
 		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+func TestFilterValidateNamesTheField(t *testing.T) {
+	f := Filter{Protocol: UDP, Keep: []netip.AddrPort{ap("198.18.1.1:1"), ap("[2001:db8::1]:1")}}
+	var ve *ValidationError
+	if err := f.Validate(); !errors.As(err, &ve) || ve.Field != "Keep[1]" || ve.Value != "2001:db8::1" {
+		t.Errorf("Validate = %v, want a *ValidationError on Keep[1]", err)
 	}
 }

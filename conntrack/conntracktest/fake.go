@@ -12,6 +12,7 @@ package conntracktest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/netip"
@@ -130,7 +131,11 @@ func (f *Fake) FailDeletes(err error) {
 // conntrack.Client.Delete does, and returns how many.
 func (f *Fake) Delete(ctx context.Context, filters ...conntrack.Filter) (int, error) {
 	for i := range filters {
-		if err := filters[i].Validate(fmt.Sprintf("filters[%d]", i)); err != nil {
+		if err := filters[i].Validate(); err != nil {
+			var ve *conntrack.ValidationError
+			if errors.As(err, &ve) {
+				ve.Field = fmt.Sprintf("filters[%d].%s", i, ve.Field)
+			}
 			return 0, err
 		}
 	}
