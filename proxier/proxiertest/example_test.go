@@ -1,0 +1,86 @@
+package proxiertest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/ipvskit/ipvskit/dummy/dummytest"
+	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
+	"github.com/ipvskit/ipvskit/proxier"
+	"github.com/ipvskit/ipvskit/proxier/proxiertest"
+	"github.com/ipvskit/ipvskit/sysctl/sysctltest"
+)
+
+// noRules stands in for a netfilter back end in this example.
+type noRules struct{}
+
+func (noRules) Apply(context.Context, *iptables.Ruleset) error { return nil }
+func (noRules) Render(*iptables.Ruleset) (string, error)       { return "", nil }
+func (noRules) Cleanup(context.Context) error                  { return nil }
+
+// A Proxier over wrapped fakes: list the operations of a sync, fail one of
+// them, and see the next sync converge.
+func Example() {
+	ctx := context.Background()
+	fake := ipvstest.New()
+	in := proxiertest.New()
+	deps := in.Wrap(proxier.Deps{
+		IPVS: fake, Link: dummytest.New(), Sysctls: sysctltest.New(""),
+		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: noRules{}},
+	})
+	p, err := proxier.New(nil, deps)
+	if err != nil {
+		panic(err)
+	}
+	state := proxier.State{Services: map[string]proxier.Service{
+		"web": {
+			ClusterIPs: []netip.Addr{netip.MustParseAddr("198.18.100.1")},
+			Ports:      []proxier.Port{{Name: "http", Protocol: proxier.TCP, Port: 80, TargetPort: 8080}},
+			Endpoints: []proxier.Endpoint{
+				{Addr: netip.MustParseAddr("198.18.1.1"), Ready: true},
+				{Addr: netip.MustParseAddr("198.18.1.2"), Ready: true},
+			},
+		},
+	}}
+	if _, err := p.Sync(ctx, &state); err != nil {
+		panic(err)
+	}
+	for _, op := range in.Ops() {
+		fmt.Println(op)
+	}
+
+	// A new endpoint: the sync's one IPVS request fails.
+	web := state.Services["web"]
+	web.Endpoints = append(web.Endpoints, proxier.Endpoint{Addr: netip.MustParseAddr("198.18.1.3"), Ready: true})
+	state.Services["web"] = web
+	in.Reset()
+	in.FailFirst(proxiertest.At(proxier.SubsystemIPVS, 0), proxiertest.CutShort)
+	_, err = p.Sync(ctx, &state)
+	var oe *proxier.OpError
+	fmt.Println(errors.As(err, &oe), oe.Subsystem, errors.Is(err, proxiertest.ErrInjected))
+
+	// The next sync reads back what the proxier owns and repairs it.
+	if _, err := p.Sync(ctx, &state); err != nil {
+		panic(err)
+	}
+	fmt.Print(fake.Dump())
+	// Output:
+	// #0 addresses[0] Link.Ensure: ensure link kube-ipvs0
+	// #1 sysctl[0] Sysctls.IPVSProfile: IPVS profile for the running kernel
+	// #2 sysctl[1] Sysctls.Apply: apply a profile of 6 settings
+	// #3 addresses[1] Link.Addrs: list addresses of kube-ipvs0
+	// #4 ipvs[0] IPVS.Services: list services
+	// #5 rules IPv4[0] Rules.Apply: apply the IPv4 ruleset
+	// #6 ipvs[1] IPVS.Apply: add service tcp 198.18.100.1:80
+	// #7 ipvs[2] IPVS.Apply: add destination tcp 198.18.100.1:80 destination 198.18.1.1:8080
+	// #8 ipvs[3] IPVS.Apply: add destination tcp 198.18.100.1:80 destination 198.18.1.2:8080
+	// #9 addresses[2] Link.Update: bind 198.18.100.1 on kube-ipvs0
+	// true ipvs true
+	// -A -t 198.18.100.1:80 -s rr
+	// -a -t 198.18.100.1:80 -r 198.18.1.1:8080 -m -w 1
+	// -a -t 198.18.100.1:80 -r 198.18.1.2:8080 -m -w 1
+	// -a -t 198.18.100.1:80 -r 198.18.1.3:8080 -m -w 1
+}

@@ -1,0 +1,96 @@
+package proxiertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/ipvskit/ipvskit/dummy"
+	"github.com/ipvskit/ipvskit/proxier"
+)
+
+// linkDep counts and fails the calls of a proxier.Link.
+type linkDep struct {
+	in   *Injector
+	next proxier.Link
+}
+
+func linkErr(op, name string, p netip.Prefix) func(error) error {
+	return func(err error) error { return &dummy.Error{Op: op, Link: name, Addr: p, Err: err} }
+}
+
+func (w *linkDep) Ensure(ctx context.Context, name string) (bool, error) {
+	return read(w.in, proxier.SubsystemAddresses, "Link.Ensure", "ensure link "+name,
+		func() (bool, error) { return w.next.Ensure(ctx, name) }, linkErr("ensure", name, netip.Prefix{}))
+}
+
+func (w *linkDep) Addrs(ctx context.Context, name string) ([]netip.Prefix, error) {
+	return read(w.in, proxier.SubsystemAddresses, "Link.Addrs", "list addresses of "+name,
+		func() ([]netip.Prefix, error) { return w.next.Addrs(ctx, name) }, linkErr("addrs", name, netip.Prefix{}))
+}
+
+func (w *linkDep) Delete(ctx context.Context, name string) error {
+	return w.in.single(proxier.SubsystemAddresses, 0, "Link.Delete", "delete link "+name,
+		func() error { return w.next.Delete(ctx, name) }, linkErr("delete", name, netip.Prefix{}))
+}
+
+// Update counts each address: those of add, then those of remove. Under
+// CutShort the addresses before the failing one are bound (and unbound),
+// under Refuse every other one is.
+func (w *linkDep) Update(ctx context.Context, name string, add, remove []netip.Addr) error {
+	if !validUpdate(name, add, remove) || len(add)+len(remove) == 0 {
+		return w.next.Update(ctx, name, add, remove) // refused or empty: nothing reaches the kernel
+	}
+	descs := make([]string, 0, len(add)+len(remove))
+	for _, a := range add {
+		descs = append(descs, fmt.Sprintf("bind %v on %s", a, name))
+	}
+	for _, a := range remove {
+		descs = append(descs, fmt.Sprintf("unbind %v on %s", a, name))
+	}
+	i, ie := w.in.call(proxier.SubsystemAddresses, 0, "Link.Update", descs...)
+	if i < 0 {
+		return w.next.Update(ctx, name, add, remove)
+	}
+	op, a := "bind", netip.Addr{}
+	if i < len(add) {
+		a = add[i]
+	} else {
+		op, a = "unbind", remove[i-len(add)]
+	}
+	injected := linkErr(op, name, netip.PrefixFrom(a, a.BitLen()))(ie)
+	switch ie.Mode {
+	case CutShort:
+		if i < len(add) {
+			add, remove = add[:i], nil
+		} else {
+			remove = remove[:i-len(add)]
+		}
+	case Refuse:
+		if i < len(add) {
+			add = slices.Delete(slices.Clone(add), i, i+1)
+		} else {
+			j := i - len(add)
+			remove = slices.Delete(slices.Clone(remove), j, j+1)
+		}
+	}
+	var err error
+	if len(add)+len(remove) > 0 {
+		err = w.next.Update(ctx, name, add, remove)
+	}
+	return errors.Join(injected, err)
+}
+
+func validUpdate(name string, add, remove []netip.Addr) bool {
+	if dummy.ValidateName(name) != nil {
+		return false
+	}
+	for _, a := range slices.Concat(add, remove) {
+		if dummy.ValidateAddr("addr", a) != nil {
+			return false
+		}
+	}
+	return true
+}

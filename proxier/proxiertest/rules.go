@@ -1,0 +1,31 @@
+package proxiertest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/proxier"
+)
+
+// rulesDep counts and fails the calls of one family's proxier.Rules. An
+// Apply is one operation: what a back end does inside it (ipset updates,
+// iptables-restore, an nftables transaction) is its own affair.
+type rulesDep struct {
+	in   *Injector
+	fam  proxier.Family
+	next proxier.Rules
+}
+
+func (w *rulesDep) Apply(ctx context.Context, r *iptables.Ruleset) error {
+	return w.in.single(proxier.SubsystemRules, w.fam, "Rules.Apply", fmt.Sprintf("apply the %v ruleset", w.fam),
+		func() error { return w.next.Apply(ctx, r) }, same)
+}
+
+func (w *rulesDep) Cleanup(ctx context.Context) error {
+	return w.in.single(proxier.SubsystemRules, w.fam, "Rules.Cleanup", fmt.Sprintf("clean up the %v rules", w.fam),
+		func() error { return w.next.Cleanup(ctx) }, same)
+}
+
+// Render only renders text: not an operation.
+func (w *rulesDep) Render(r *iptables.Ruleset) (string, error) { return w.next.Render(r) }
