@@ -389,14 +389,17 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 			b.DeleteService(k)
 		}
 	}
-	// VIPs stop answering first: the link goes before its virtual servers.
-	if err := p.link.Delete(ctx, p.cfg.LinkName); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return opErr(SubsystemAddresses, fmt.Errorf("cleanup: deleting VIP link %s: %w", p.cfg.LinkName, err))
-	}
+	// The virtual servers go before the link: the link's addresses are
+	// what marks an earlier run's virtual servers as ours, so a Cleanup
+	// that fails part way still finds them when it is run again, by this
+	// Proxier or another (as kube-proxy, which flushes IPVS first).
 	if b.Len() > 0 {
 		if err := p.ipvs.Apply(ctx, &b); err != nil {
 			return opErr(SubsystemIPVS, fmt.Errorf("cleanup: %w", err))
 		}
+	}
+	if err := p.link.Delete(ctx, p.cfg.LinkName); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return opErr(SubsystemAddresses, fmt.Errorf("cleanup: deleting VIP link %s: %w", p.cfg.LinkName, err))
 	}
 	for _, f := range []Family{IPv4, IPv6} {
 		if r := p.rules[f]; r != nil {
