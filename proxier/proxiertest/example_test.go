@@ -49,7 +49,9 @@ func Example() {
 		panic(err)
 	}
 	for _, op := range in.Ops() {
-		fmt.Println(op)
+		if op.Call == "IPVS.Apply" || op.Call == "Link.Update" { // the writes, one per request
+			fmt.Printf("%s: %s\n", op.Call, op.Desc)
+		}
 	}
 
 	// A new endpoint: the sync's one IPVS request fails.
@@ -68,16 +70,10 @@ func Example() {
 	}
 	fmt.Print(fake.Dump())
 	// Output:
-	// #0 addresses[0] Link.Ensure: ensure link kube-ipvs0
-	// #1 sysctl[0] Sysctls.IPVSProfile: IPVS profile for the running kernel
-	// #2 sysctl[1] Sysctls.Apply: apply a profile of 6 settings
-	// #3 addresses[1] Link.Addrs: list addresses of kube-ipvs0
-	// #4 ipvs[0] IPVS.Services: list services
-	// #5 rules IPv4[0] Rules.Apply: apply the IPv4 ruleset
-	// #6 ipvs[1] IPVS.Apply: add service tcp 198.18.100.1:80
-	// #7 ipvs[2] IPVS.Apply: add destination tcp 198.18.100.1:80 destination 198.18.1.1:8080
-	// #8 ipvs[3] IPVS.Apply: add destination tcp 198.18.100.1:80 destination 198.18.1.2:8080
-	// #9 addresses[2] Link.Update: bind 198.18.100.1 on kube-ipvs0
+	// IPVS.Apply: add service tcp 198.18.100.1:80
+	// IPVS.Apply: add destination tcp 198.18.100.1:80 destination 198.18.1.1:8080
+	// IPVS.Apply: add destination tcp 198.18.100.1:80 destination 198.18.1.2:8080
+	// Link.Update: bind 198.18.100.1 on kube-ipvs0
 	// true ipvs true
 	// -A -t 198.18.100.1:80 -s rr
 	// -a -t 198.18.100.1:80 -r 198.18.1.1:8080 -m -w 1

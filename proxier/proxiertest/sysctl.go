@@ -2,7 +2,7 @@ package proxiertest
 
 import (
 	"context"
-	"fmt"
+	"strings"
 
 	"github.com/ipvskit/ipvskit/proxier"
 	"github.com/ipvskit/ipvskit/sysctl"
@@ -21,6 +21,14 @@ func (w *sysctlDep) IPVSProfile(o *sysctl.IPVSOptions) (sysctl.Profile, error) {
 }
 
 func (w *sysctlDep) Apply(ctx context.Context, p sysctl.Profile) ([]sysctl.Change, error) {
-	return read(w.in, proxier.SubsystemSysctl, "Sysctls.Apply", fmt.Sprintf("apply a profile of %d settings", len(p)),
+	return read(w.in, proxier.SubsystemSysctl, "Sysctls.Apply", "apply a profile: "+keys(p),
 		func() ([]sysctl.Change, error) { return w.next.Apply(ctx, p) }, same)
+}
+
+func keys(p sysctl.Profile) string {
+	ks := make([]string, len(p))
+	for i, s := range p {
+		ks[i] = s.Key
+	}
+	return strings.Join(ks, ", ")
 }
