@@ -364,6 +364,9 @@ func diff(want, got string) string {
 			fmt.Fprintf(&b, "+%s\n", l)
 		}
 	}
+	if b.Len() == 0 {
+		return "the same lines in another order; want:\n" + want + "\ngot:\n" + got
+	}
 	return b.String()
 }
 
