@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ipvskit/ipvskit/proxier"
 	"github.com/ipvskit/ipvskit/proxier/proxiertest"
@@ -16,18 +17,19 @@ import (
 // TestIntegrationFaultSweep is the fault sweep on the VM's kernel, under
 // each netfilter back end, with a smaller change set than the fakes' sweep
 // (TestFaultSweep) and IPv4 only (the emulated VM pays seconds for every
-// iptables-restore). Three runs are swept: the first sync (to state A), a
-// sync that changes each kind of thing (A to B), and a Cleanup. For every
-// operation of each, a fresh Proxier (over clients kept for the back end's
-// whole sweep) brings the node to the run's start, the operation fails (cut
-// short: the failure that leaves the most undone; the other modes run on
-// the fakes), the run reports it, and the same run again must leave the
-// reference tools' view of the node (ipvsadm -Sn, the VIP link's addresses,
-// and nft list ruleset, or ipset save and iptables-save) exactly as a
-// clean run leaves it, and the foreign objects untouched; after a sync a
-// cluster IP answers and the next sync sends nothing. Position i of the
-// three runs shares one Proxier, one run after the other, so that the VM
-// makes each transition once.
+// iptables-restore). Four runs are swept: the first sync (to state A), a
+// sync that changes each kind of thing (A to B), the Drain that ends the
+// drain B started, and a Cleanup. For every operation of each, a fresh
+// Proxier (over clients kept for the back end's whole sweep) brings the
+// node to the run's start, the operation fails (cut short: the failure
+// that leaves the most undone; the other modes run on the fakes), the run
+// reports it, and the same run again must leave the reference tools' view
+// of the node (ipvsadm -Sn, the VIP link's addresses, and nft list
+// ruleset, or ipset save and iptables-save) exactly as a clean run leaves
+// it, and the foreign objects untouched; after a sync or a Drain a cluster
+// IP answers and the same run again sends nothing. Position i of the four
+// runs shares one Proxier, one run after the other, so that the VM makes
+// each transition once.
 func TestIntegrationFaultSweep(t *testing.T) {
 	for _, be := range []proxier.Backend{proxier.NFTables, proxier.IPTables} {
 		t.Run(be.String(), func(t *testing.T) {
@@ -37,27 +39,36 @@ func TestIntegrationFaultSweep(t *testing.T) {
 	}
 }
 
-// kernelRun is one of the swept runs: what it does, and (from the clean
-// run) its operations and the node after it.
+// kernelRun is one of the swept runs: a sync to a state, a Drain or a
+// Cleanup, and (from the clean run) its operations and the node after it.
 type kernelRun struct {
-	name string
-	to   *proxier.State // nil: a Cleanup
-	ops  []proxiertest.Op
-	want map[string]string
+	name  string
+	to    *proxier.State // for a sync
+	drain bool
+	ops   []proxiertest.Op
+	want  map[string]string
 }
 
 func (r *kernelRun) run(p *proxier.Proxier) (*proxier.Result, error) {
-	if r.to == nil {
-		return nil, p.Cleanup(context.Background())
+	ctx := context.Background()
+	switch {
+	case r.to != nil:
+		s := *r.to
+		return p.Sync(ctx, &s)
+	case r.drain:
+		_, err := p.Drain(ctx)
+		return nil, err
 	}
-	s := *r.to
-	return p.Sync(context.Background(), &s)
+	return nil, p.Cleanup(ctx)
 }
 
 func sweepKernel(t *testing.T, rig *proxier.FaultRig, cfg proxier.Config) {
 	deps := rig.Deps(t, cfg)
 	a, b := kernelStateA(rig), kernelStateB(rig)
-	runs := []*kernelRun{{name: "FirstSync", to: &a}, {name: "Update", to: &b}, {name: "Cleanup"}}
+	// B moves web off backend-1, which drains; with the shortest
+	// MaxDrain, Drain deletes it whatever connections it still counts.
+	cfg.MaxDrain = time.Nanosecond
+	runs := []*kernelRun{{name: "FirstSync", to: &a}, {name: "Update", to: &b}, {name: "Drain", drain: true}, {name: "Cleanup"}}
 	newProxier := func(t *testing.T, in *proxiertest.Injector) *proxier.Proxier {
 		p, err := proxier.New(&cfg, in.Wrap(deps))
 		if err != nil {
@@ -77,7 +88,7 @@ func sweepKernel(t *testing.T, rig *proxier.FaultRig, cfg proxier.Config) {
 		}
 		snap := rig.Snapshot(t, cfg.Backend, true)
 		rig.CheckForeign(t, snap)
-		if r.to == nil {
+		if r.to == nil && !r.drain {
 			rig.CheckNothingOurs(t, snap)
 		}
 		r.ops, r.want = in.Ops(), normalize(snap)
@@ -140,7 +151,7 @@ func failKernel(t *testing.T, rig *proxier.FaultRig, be proxier.Backend, p *prox
 			t.Errorf("after the failure of %v and the run again, %s differs from a clean run's:\n%s", op, sec, diff(r.want[sec], got[sec]))
 		}
 	}
-	if r.to == nil {
+	if r.to == nil && !r.drain {
 		return
 	}
 	name, err := rig.TCP(t, netip.MustParseAddrPort("198.18.100.1:80"))
@@ -148,8 +159,8 @@ func failKernel(t *testing.T, rig *proxier.FaultRig, be proxier.Backend, p *prox
 		t.Errorf("cluster IP: %q, %v", name, err)
 	}
 	in.Reset()
-	if res, err := r.run(p); err != nil || !res.Plan.Empty() || len(in.Ops()) != 0 {
-		t.Errorf("the sync after: err %v, ops %v", err, in.Ops())
+	if res, err := r.run(p); err != nil || res != nil && !res.Plan.Empty() || len(in.Ops()) != 0 {
+		t.Errorf("the %s after: err %v, ops %v", r.name, err, in.Ops())
 	}
 }
 

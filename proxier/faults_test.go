@@ -92,8 +92,33 @@ type scenario struct {
 	name    string
 	prepare func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier
 	run     func(p *proxier.Proxier) (*proxier.Result, error)
-	// sync says the run is a sync: once converged, the next sends nothing.
-	sync bool
+	// after, if set, checks what follows once the run converged.
+	after func(t *testing.T, p *proxier.Proxier, in *proxiertest.Injector)
+}
+
+// quiet is an after for syncs: the same sync again sends nothing.
+func quiet(s func() proxier.State) func(t *testing.T, p *proxier.Proxier, in *proxiertest.Injector) {
+	return func(t *testing.T, p *proxier.Proxier, in *proxiertest.Injector) {
+		in.Reset()
+		st := s()
+		res, err := p.Sync(context.Background(), &st)
+		if err != nil || !res.Plan.Empty() || len(in.Ops()) != 0 {
+			t.Errorf("the sync after converging: err %v, ops %v, plan:\n%v", err, in.Ops(), res.Plan)
+		}
+	}
+}
+
+// drained is an after for Drain: the next Drain sends nothing, and the
+// next sync (which reads back, after a failed Drain) writes nothing.
+func drained(t *testing.T, p *proxier.Proxier, in *proxiertest.Injector) {
+	in.Reset()
+	if res, err := p.Drain(context.Background()); err != nil || res.Draining != 0 || len(in.Ops()) != 0 {
+		t.Errorf("the Drain after converging: err %v, still draining %d, ops %v", err, res.Draining, in.Ops())
+	}
+	b := stateB()
+	if res, err := p.Sync(context.Background(), &b); err != nil || !res.Plan.Empty() {
+		t.Errorf("the sync after the Drain: err %v, plan:\n%v", err, res.Plan)
+	}
 }
 
 func scenarios() []scenario {
@@ -123,18 +148,31 @@ func scenarios() []scenario {
 		return p
 	}
 	return []scenario{
-		{name: "FirstSync", sync: true, run: syncTo(stateA),
+		{name: "FirstSync", after: quiet(stateA), run: syncTo(stateA),
 			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
 				return at(t, w, in, dualStack, nil)
 			}},
-		{name: "Update", sync: true, run: syncTo(stateB),
+		{name: "Update", after: quiet(stateB), run: syncTo(stateB),
 			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
 				return at(t, w, in, dualStack, stateA)
 			}},
-		{name: "RestartWithOtherRulesOptions", sync: true, run: syncTo(stateB),
+		{name: "RestartWithOtherRulesOptions", after: quiet(stateB), run: syncTo(stateB),
 			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
 				at(t, w, nil, dualStack, stateA)
 				return at(t, w, in, changed, nil)
+			}},
+		// The TCP destinations B removed drain at weight 0; the fakes
+		// count no connections, so Drain deletes them all.
+		{name: "Drain", after: drained, run: func(p *proxier.Proxier) (*proxier.Result, error) {
+			_, err := p.Drain(context.Background())
+			return nil, err
+		},
+			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
+				p := at(t, w, in, dualStack, stateA)
+				if res, err := syncTo(stateB)(p); err != nil || res.Draining == 0 {
+					t.Fatalf("preparing: %v; %d draining, want some", err, res.Draining)
+				}
+				return p
 			}},
 		{name: "Cleanup", run: cleanup,
 			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
@@ -193,13 +231,8 @@ func sweep(t *testing.T, sc scenario) {
 					t.Errorf("after the failure of %v and a run again, the fakes differ from a clean run's:\n%s", op, diff(want, got))
 				}
 				w.checkForeign(t)
-				if !sc.sync {
-					return
-				}
-				in.Reset()
-				res, err := sc.run(p)
-				if err != nil || !res.Plan.Empty() || len(in.Ops()) != 0 {
-					t.Errorf("the sync after converging: err %v, ops %v, plan:\n%v", err, in.Ops(), res.Plan)
+				if sc.after != nil {
+					sc.after(t, p, in)
 				}
 			})
 		}
