@@ -124,7 +124,8 @@ func (in *Injector) FailAt(index int, m Mode) {
 
 // FailFirst arms a fault: the first operation from now on for which match
 // returns true fails, with mode m. It replaces any fault armed before. A
-// fault fires once.
+// fault fires once. match is called with the Injector locked: it must not
+// call the Injector.
 func (in *Injector) FailFirst(match func(Op) bool, m Mode) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -179,9 +180,9 @@ func (in *Injector) single(s proxier.Subsystem, fam proxier.Family, call, desc s
 	return wrap(ie)
 }
 
-// read is single for a call that returns a value: under LoseReply the
-// read is made and its value dropped.
-func read[T any](in *Injector, s proxier.Subsystem, call, desc string, do func() (T, error), wrap func(error) error) (T, error) {
+// valued is single for a call that returns a value: under LoseReply the
+// call is made and its value dropped.
+func valued[T any](in *Injector, s proxier.Subsystem, call, desc string, do func() (T, error), wrap func(error) error) (T, error) {
 	var v T
 	err := in.single(s, 0, call, desc, func() error {
 		var err error

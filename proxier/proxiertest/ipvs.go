@@ -21,12 +21,12 @@ func ipvsErr(op, object string) func(error) error {
 }
 
 func (w *ipvsDep) Services(ctx context.Context) ([]ipvs.ServiceInfo, error) {
-	return read(w.in, proxier.SubsystemIPVS, "IPVS.Services", "list services",
+	return valued(w.in, proxier.SubsystemIPVS, "IPVS.Services", "list services",
 		func() ([]ipvs.ServiceInfo, error) { return w.next.Services(ctx) }, ipvsErr("list services", ""))
 }
 
 func (w *ipvsDep) Destinations(ctx context.Context, k ipvs.ServiceKey) ([]ipvs.DestinationInfo, error) {
-	return read(w.in, proxier.SubsystemIPVS, "IPVS.Destinations", "list destinations of "+k.String(),
+	return valued(w.in, proxier.SubsystemIPVS, "IPVS.Destinations", "list destinations of "+k.String(),
 		func() ([]ipvs.DestinationInfo, error) { return w.next.Destinations(ctx, k) }, ipvsErr("list destinations", k.String()))
 }
 

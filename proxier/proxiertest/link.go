@@ -22,12 +22,12 @@ func linkErr(op, name string, p netip.Prefix) func(error) error {
 }
 
 func (w *linkDep) Ensure(ctx context.Context, name string) (bool, error) {
-	return read(w.in, proxier.SubsystemAddresses, "Link.Ensure", "ensure link "+name,
+	return valued(w.in, proxier.SubsystemAddresses, "Link.Ensure", "ensure link "+name,
 		func() (bool, error) { return w.next.Ensure(ctx, name) }, linkErr("ensure", name, netip.Prefix{}))
 }
 
 func (w *linkDep) Addrs(ctx context.Context, name string) ([]netip.Prefix, error) {
-	return read(w.in, proxier.SubsystemAddresses, "Link.Addrs", "list addresses of "+name,
+	return valued(w.in, proxier.SubsystemAddresses, "Link.Addrs", "list addresses of "+name,
 		func() ([]netip.Prefix, error) { return w.next.Addrs(ctx, name) }, linkErr("addrs", name, netip.Prefix{}))
 }
 

@@ -16,12 +16,12 @@ type sysctlDep struct {
 }
 
 func (w *sysctlDep) IPVSProfile(o *sysctl.IPVSOptions) (sysctl.Profile, error) {
-	return read(w.in, proxier.SubsystemSysctl, "Sysctls.IPVSProfile", "IPVS profile for the running kernel",
+	return valued(w.in, proxier.SubsystemSysctl, "Sysctls.IPVSProfile", "IPVS profile for the running kernel",
 		func() (sysctl.Profile, error) { return w.next.IPVSProfile(o) }, same)
 }
 
 func (w *sysctlDep) Apply(ctx context.Context, p sysctl.Profile) ([]sysctl.Change, error) {
-	return read(w.in, proxier.SubsystemSysctl, "Sysctls.Apply", "apply a profile: "+keys(p),
+	return valued(w.in, proxier.SubsystemSysctl, "Sysctls.Apply", "apply a profile: "+keys(p),
 		func() ([]sysctl.Change, error) { return w.next.Apply(ctx, p) }, same)
 }
 
