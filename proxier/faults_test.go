@@ -33,6 +33,45 @@ func TestFaultSweep(t *testing.T) {
 	}
 }
 
+// TestTheSweepsReferenceIsAFreshSyncOfB: the state the Update and Drain
+// sweeps converge to (A, then B, then a Drain once the drained
+// destinations are idle) is exactly a clean proxier's sync of B on clean
+// fakes.
+func TestTheSweepsReferenceIsAFreshSyncOfB(t *testing.T) {
+	ctx := context.Background()
+	fresh, updated := newWorld(t), newWorld(t)
+	pf, err := proxier.New(&dualStack, fresh.deps())
+	must(t, err)
+	pu, err := proxier.New(&dualStack, updated.deps())
+	must(t, err)
+	a, b := stateA(), stateB()
+	_, err = pf.Sync(ctx, &b)
+	must(t, err)
+	_, err = pu.Sync(ctx, &a)
+	must(t, err)
+	b = stateB()
+	_, err = pu.Sync(ctx, &b)
+	must(t, err)
+	if fresh.dump() == updated.dump() {
+		t.Fatal("nothing drains from A to B: the Drain sweep sweeps nothing")
+	}
+	res, err := pu.Drain(ctx)
+	must(t, err)
+	if res.Draining != 0 || len(res.Ended) == 0 {
+		t.Fatalf("Drain: %+v", res)
+	}
+	if got, want := updated.dump(), fresh.dump(); got != want {
+		t.Errorf("A, B and a Drain differ from a fresh sync of B:\n%s", diff(want, got))
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestACleanupCutShortCanBeRunAgainByAnotherProxier: a Cleanup by a
 // Proxier that did not apply the state (a restarted program, or a cleanup
 // tool) fails part way; run again by yet another Proxier, it still removes
