@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ipvskit/ipvskit/conntrack"
 	"github.com/ipvskit/ipvskit/dummy"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
@@ -50,7 +51,10 @@ func (r *FaultRig) Deps(t *testing.T, cfg Config) Deps {
 	sys, err := sysctl.New(&sysctl.Config{NetNS: h})
 	must(t, err)
 	t.Cleanup(func() { sys.Close() })
-	d := Deps{IPVS: ipvsc, Link: link, Sysctls: sys, Rules: map[Family]Rules{}}
+	ct, err := conntrack.New(&conntrack.Config{NetNS: h})
+	must(t, err)
+	t.Cleanup(func() { ct.Close() })
+	d := Deps{IPVS: ipvsc, Link: link, Sysctls: sys, Conntrack: ct, Rules: map[Family]Rules{}}
 	for f := range enabledFamilies(&cfg) {
 		switch cfg.Backend {
 		case NFTables:

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ipvskit/ipvskit/conntrack"
+	"github.com/ipvskit/ipvskit/conntrack/conntracktest"
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
@@ -36,7 +38,8 @@ func TestFaultSweep(t *testing.T) {
 // TestTheSweepsReferenceIsAFreshSyncOfB: the state the Update and Drain
 // sweeps converge to (A, then B, then a Drain once the drained
 // destinations are idle) is exactly a clean proxier's sync of B on clean
-// fakes.
+// fakes, but for the conntrack table: only the proxier that served A knows
+// that the flows to A's frontends that B removed are stale.
 func TestTheSweepsReferenceIsAFreshSyncOfB(t *testing.T) {
 	ctx := context.Background()
 	fresh, updated := newWorld(t), newWorld(t)
@@ -52,7 +55,7 @@ func TestTheSweepsReferenceIsAFreshSyncOfB(t *testing.T) {
 	b = stateB()
 	_, err = pu.Sync(ctx, &b)
 	must(t, err)
-	if fresh.dump() == updated.dump() {
+	if fresh.tables() == updated.tables() {
 		t.Fatal("nothing drains from A to B: the Drain sweep sweeps nothing")
 	}
 	res, err := pu.Drain(ctx)
@@ -60,7 +63,7 @@ func TestTheSweepsReferenceIsAFreshSyncOfB(t *testing.T) {
 	if res.Draining != 0 || len(res.Ended) == 0 {
 		t.Fatalf("Drain: %+v", res)
 	}
-	if got, want := updated.dump(), fresh.dump(); got != want {
+	if got, want := updated.tables(), fresh.tables(); got != want {
 		t.Errorf("A, B and a Drain differ from a fresh sync of B:\n%s", diff(want, got))
 	}
 }
@@ -357,7 +360,30 @@ type world struct {
 	link  *dummytest.Fake
 	sys   *sysctltest.Fake
 	rules map[proxier.Family]*memRules
+	ct    *conntracktest.Fake
 }
+
+// udpFlow is a UDP flow from client:sport to the frontend to, answered by
+// from.
+func udpFlow(client string, sport uint16, to, from string) conntrack.Flow {
+	c, t, f := netip.AddrPortFrom(addr(client), sport), netip.MustParseAddrPort(to), netip.MustParseAddrPort(from)
+	return conntrack.Flow{Protocol: conntrack.UDP, Original: conntrack.Tuple{Src: c, Dst: t}, Reply: conntrack.Tuple{Src: f, Dst: c}}
+}
+
+var (
+	// flows are UDP flows to the frontends of A and B: to endpoints B
+	// removes, to a service B removes, to a frontend B adds, and to one
+	// that keeps its endpoint.
+	flows = []conntrack.Flow{
+		udpFlow("198.18.0.99", 40000, "198.18.100.1:53", "198.18.13.2:5353"),
+		udpFlow("198.18.0.99", 40001, "198.18.100.1:53", "198.18.11.2:5353"),
+		udpFlow("2001:db8::99", 40000, "[2001:db8:100::1]:53", "[2001:db8:13::2]:5353"),
+		udpFlow("198.18.0.99", 40002, "198.18.100.9:53", "198.18.13.2:5353"),
+		udpFlow("198.18.0.99", 40003, "198.18.100.2:53", "198.18.100.2:53"),
+	}
+	// foreignFlow is to no frontend of A or B.
+	foreignFlow = udpFlow("198.18.0.99", 40004, "198.18.250.1:53", "198.18.250.1:53")
+)
 
 var (
 	foreignVS = ipvs.Service{Family: ipvs.IPv4, Protocol: ipvs.TCP, Addr: addr("198.18.250.1"), Port: 443, Scheduler: "wlc"}
@@ -370,7 +396,8 @@ var (
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{ipvs: ipvstest.New(), link: dummytest.New(), sys: sysctltest.New(""),
-		rules: map[proxier.Family]*memRules{proxier.IPv4: {fam: iptables.IPv4}, proxier.IPv6: {fam: iptables.IPv6}}}
+		rules: map[proxier.Family]*memRules{proxier.IPv4: {fam: iptables.IPv4}, proxier.IPv6: {fam: iptables.IPv6}},
+		ct:    conntracktest.New()}
 	ctx := context.Background()
 	for _, err := range []error{
 		w.ipvs.AddService(ctx, foreignVS),
@@ -381,6 +408,7 @@ func newWorld(t *testing.T) *world {
 		w.link.AddAddr("eth0", netip.MustParsePrefix("2001:db8::10/64")),
 		w.link.AddLink("other0", "dummy"),
 		w.link.AddAddr("other0", netip.MustParsePrefix("198.18.250.1/32")),
+		w.ct.Add(append(slices.Clone(flows), foreignFlow)...),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -392,14 +420,19 @@ func newWorld(t *testing.T) *world {
 }
 
 func (w *world) deps() proxier.Deps {
-	return proxier.Deps{IPVS: w.ipvs, Link: w.link, Sysctls: w.sys,
+	return proxier.Deps{IPVS: w.ipvs, Link: w.link, Sysctls: w.sys, Conntrack: w.ct,
 		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: w.rules[proxier.IPv4], proxier.IPv6: w.rules[proxier.IPv6]}}
 }
 
 // dump is the whole state of the fakes: ipvsadm -Sn lines sorted (the
-// kernel's order is its hash tables'), links and addresses, sysctls, and
-// each family's ruleset as nft text.
+// kernel's order is its hash tables'), links and addresses, sysctls, each
+// family's ruleset as nft text, and the conntrack table.
 func (w *world) dump() string {
+	return w.tables() + "### conntrack\n" + w.ct.Dump()
+}
+
+// tables is dump without the conntrack table: what the proxier programs.
+func (w *world) tables() string {
 	lines := strings.Split(strings.TrimSpace(w.ipvs.Dump()), "\n")
 	slices.Sort(lines)
 	return "### ipvs\n" + strings.Join(lines, "\n") + "\n### links\n" + w.link.Dump() + "### sysctl\n" + w.sys.Dump() +
@@ -416,6 +449,9 @@ func (w *world) checkForeign(t *testing.T) {
 	}
 	if got, _ := w.link.LinkAddrs("other0"); len(got) != 1 {
 		t.Errorf("foreign link's addresses: %v", got)
+	}
+	if !slices.Contains(w.ct.Flows(), foreignFlow) {
+		t.Errorf("foreign flow deleted:\n%s", w.ct.Dump())
 	}
 	if v, _ := w.sys.Get(context.Background(), "net/ipv4/conf/eth0/rp_filter"); v != "1" {
 		t.Errorf("foreign sysctl: %q", v)

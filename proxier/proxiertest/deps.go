@@ -7,7 +7,7 @@ import "github.com/ipvskit/ipvskit/proxier"
 // (nor is anything else): d's owner closes d's.
 //
 // A new operation of a Deps interface is one method on the wrapper of its
-// client (see ipvs.go, link.go, sysctl.go, rules.go); a new Deps field is
+// client (see ipvs.go, link.go, sysctl.go, rules.go, conntrack.go); a new Deps field is
 // one line here, and TestWrapCoversEveryDepsField fails until it is there.
 func (in *Injector) Wrap(d proxier.Deps) proxier.Deps {
 	out := d
@@ -19,6 +19,9 @@ func (in *Injector) Wrap(d proxier.Deps) proxier.Deps {
 	}
 	if d.Sysctls != nil {
 		out.Sysctls = &sysctlDep{in: in, next: d.Sysctls}
+	}
+	if d.Conntrack != nil {
+		out.Conntrack = &conntrackDep{in: in, next: d.Conntrack}
 	}
 	if d.Rules != nil {
 		out.Rules = map[proxier.Family]proxier.Rules{}
@@ -32,4 +35,4 @@ func (in *Injector) Wrap(d proxier.Deps) proxier.Deps {
 }
 
 // wrapped are the Deps fields Wrap wraps.
-var wrapped = []string{"IPVS", "Link", "Sysctls", "Rules"}
+var wrapped = []string{"IPVS", "Link", "Sysctls", "Rules", "Conntrack"}

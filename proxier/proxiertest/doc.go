@@ -5,9 +5,10 @@
 // An Injector wraps a proxier.Deps (the real kernel clients or the fakes of
 // ipvstest, dummytest and sysctltest) and counts every operation the
 // Proxier makes through it, in order: each request of an IPVS batch, each
-// address of a VIP link Update, each other call of the Deps interfaces
-// (link Ensure, Addrs and Delete, IPVS reads, the sysctl profile and its
-// Apply, each rules back end's Apply and Cleanup). Rules.Render is not
+// address of a VIP link Update, each filter (one frontend's stale flows)
+// of a conntrack Delete, each other call of the Deps interfaces (link
+// Ensure, Addrs and Delete, IPVS reads, the sysctl profile and its Apply,
+// each rules back end's Apply and Cleanup). Rules.Render is not
 // counted: it only renders text, and Sync never calls it. Armed with a
 // fault, the Injector makes one operation fail with an *InjectedError: the
 // operation with a given index, or the first one a predicate selects (At
@@ -24,7 +25,8 @@
 //	_, err = p.Sync(ctx, &b)              // must converge
 //
 // How a failing operation behaves inside a call that makes several (an IPVS
-// batch, a link Update of several addresses) is the fault's Mode:
+// batch, a link Update of several addresses, a conntrack Delete of several
+// filters) is the fault's Mode:
 //
 //   - CutShort: the operations before it in the call take effect; it and
 //     those after it do not, as when a batch is cut short by a socket error
@@ -40,11 +42,12 @@
 //
 // A call of a single operation fails before it reaches the client under
 // CutShort and Refuse, and after it under LoseReply. The error a failing
-// call returns is the client's own type where the Proxier looks into it (an
-// *ipvs.BatchError or *ipvs.Error for IPVS, a *dummy.Error for the link),
+// call returns is the client's own type where it has one (an
+// *ipvs.BatchError or *ipvs.Error for IPVS, a *dummy.Error for the link, a
+// *conntrack.Error for conntrack),
 // joined with any error the client itself returned; it wraps the
 // *InjectedError, and errors.Is(err, ErrInjected) holds. A call the client
 // would refuse as invalid (an IPVS batch with an invalid request, an Update
-// with an invalid address) is passed through uncounted: it never reaches
-// the kernel.
+// with an invalid address, a Delete with an invalid filter) is passed
+// through uncounted: it never reaches the kernel.
 package proxiertest

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ipvskit/ipvskit/conntrack"
+	"github.com/ipvskit/ipvskit/conntrack/conntracktest"
 	"github.com/ipvskit/ipvskit/dummy"
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
 	"github.com/ipvskit/ipvskit/iptables"
@@ -261,5 +263,44 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestAConntrackDeleteFailsAtItsFilterAsTheModeSays(t *testing.T) {
+	flow := func(port uint16) conntrack.Flow {
+		c, to := netip.AddrPortFrom(a("198.18.0.99"), 40000), netip.AddrPortFrom(a("198.18.100.1"), port)
+		return conntrack.Flow{Protocol: conntrack.UDP, Original: conntrack.Tuple{Src: c, Dst: to}, Reply: conntrack.Tuple{Src: to, Dst: c}}
+	}
+	filter := func(port uint16) conntrack.Filter {
+		return conntrack.Filter{Protocol: conntrack.UDP, Addr: a("198.18.100.1"), Port: port}
+	}
+	for _, c := range []struct {
+		mode    Mode
+		deleted int
+		left    []uint16 // ports of the flows left
+	}{
+		{CutShort, 1, []uint16{54, 55}},
+		{Refuse, 2, []uint16{54}},
+		{LoseReply, 3, nil},
+	} {
+		in, fake := New(), conntracktest.New()
+		must(t, fake.Add(flow(53), flow(54), flow(55)))
+		d := in.Wrap(proxier.Deps{Conntrack: fake})
+		in.FailFirst(At(proxier.SubsystemConntrack, 1), c.mode)
+		n, err := d.Conntrack.Delete(ctx, filter(53), filter(54), filter(55))
+		var ce *conntrack.Error
+		if !errors.Is(err, ErrInjected) || !errors.As(err, &ce) || ce.Op != "delete" || n != c.deleted {
+			t.Errorf("%v: deleted %d, err %v", c.mode, n, err)
+		}
+		var left []uint16
+		for _, f := range fake.Flows() {
+			left = append(left, f.Original.Dst.Port())
+		}
+		if !slices.Equal(left, c.left) {
+			t.Errorf("%v: flows left to ports %v, want %v", c.mode, left, c.left)
+		}
+		if ops := in.Ops(); len(ops) != 3 || ops[1].Desc != "delete the udp flows to 198.18.100.1:54" {
+			t.Errorf("%v: ops %v", c.mode, ops)
+		}
 	}
 }
