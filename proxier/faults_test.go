@@ -249,6 +249,7 @@ func sweep(t *testing.T, sc scenario) {
 	for _, op := range ops {
 		for _, mode := range proxiertest.Modes {
 			t.Run(fmt.Sprintf("%02d-%s-%v", op.Index, op.Subsystem, mode), func(t *testing.T) {
+				t.Parallel() // each has fakes of its own
 				w, in := newWorld(t), proxiertest.New()
 				p := sc.prepare(t, w, in)
 				in.Reset()
