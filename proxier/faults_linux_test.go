@@ -20,7 +20,7 @@ import (
 // iptables-restore). Four runs are swept: the first sync (to state A), a
 // sync that changes each kind of thing (A to B), the Drain that ends the
 // drain B started, and a Cleanup. For every operation of each, a fresh
-// Proxier (over clients kept for the back end's whole sweep) brings the
+// Proxier (over clients kept for the shard's whole sweep) brings the
 // node to the run's start, the operation fails (cut short: the failure
 // that leaves the most undone; the other modes run on the fakes), the run
 // reports it, and the same run again must leave the reference tools' view
