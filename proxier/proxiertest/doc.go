@@ -2,18 +2,19 @@
 // proxier.Proxier, for tests that prove a Proxier survives them: ipvskit's
 // own fault sweep and its users' tests.
 //
-// An Injector wraps a proxier.Deps (the real kernel clients or the fakes of
-// ipvstest, dummytest and sysctltest) and counts every operation the
-// Proxier makes through it, in order: each request of an IPVS batch, each
-// address of a VIP link Update, each filter (one frontend's stale flows)
-// of a conntrack Delete, each other call of the Deps interfaces (link
-// Ensure, Addrs and Delete, IPVS reads, the sysctl profile and its Apply,
-// each rules back end's Apply and Cleanup). Rules.Render is not
-// counted: it only renders text, and Sync never calls it. Armed with a
-// fault, the Injector makes one operation fail with an *InjectedError: the
-// operation with a given index, or the first one a predicate selects (At
-// picks a subsystem and a position in it). Ops lists what a run did, so a
-// sweep can count the operations of a clean run and then fail each in turn:
+// An Injector wraps a proxier.Deps (the real kernel clients, or the fakes
+// of ipvstest, dummytest, sysctltest and conntracktest) and counts every
+// operation the Proxier makes through it, in order: each request of an
+// IPVS batch, each address of a VIP link Update, each filter (one
+// frontend's stale flows) of a conntrack Delete, each other call of the
+// Deps interfaces (link Ensure, Addrs and Delete, IPVS reads, the sysctl
+// profile and its Apply, each rules back end's Apply and Cleanup).
+// Rules.Render is not counted: it only renders text, and Sync never calls
+// it. Armed with a fault, the Injector makes one operation fail with an
+// *InjectedError: the operation with a given index, or the first one a
+// predicate selects (At picks a subsystem and a position in it). Ops lists
+// what a run did, so a sweep can count the operations of a clean run and
+// then fail each in turn:
 //
 //	in := proxiertest.New()
 //	deps := in.Wrap(proxier.Deps{IPVS: ipvstest.New(), Link: dummytest.New(), ...})
@@ -44,9 +45,9 @@
 // CutShort and Refuse, and after it under LoseReply. The error a failing
 // call returns is the client's own type where it has one (an
 // *ipvs.BatchError or *ipvs.Error for IPVS, a *dummy.Error for the link, a
-// *conntrack.Error for conntrack),
-// joined with any error the client itself returned; it wraps the
-// *InjectedError, and errors.Is(err, ErrInjected) holds. A call the client
+// *conntrack.Error for conntrack), joined with any error the client itself
+// returned; it wraps the *InjectedError, and errors.Is(err, ErrInjected)
+// holds. A call the client
 // would refuse as invalid (an IPVS batch with an invalid request, an Update
 // with an invalid address, a Delete with an invalid filter) is passed
 // through uncounted: it never reaches the kernel.
