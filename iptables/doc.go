@@ -69,6 +69,19 @@
 // The first sync of each back end removes the other's objects, so switching
 // back ends leaves nothing behind.
 //
+// # Drift
+//
+// Check reads the kernel back and reports, as Drift values, every
+// difference between the owned objects and the last applied ruleset (that
+// of the last Apply, even a failed one), changing nothing: for the
+// nftables back end the table, each set's key type and elements, each
+// chain's header and rules; for the iptables back end each owned chain's
+// rules as iptables-save prints them, the jump rules and each ipset's type
+// and members. Foreign objects are not read, so never reported. Repair
+// rewrites everything from the last applied ruleset. LastStats says what
+// the last Apply or Repair sent (set elements, sets replaced, rule writes)
+// and how long its sets and rules took.
+//
 // # Example: the nftables back end
 //
 //	r := iptables.NewRuleset(iptables.IPv4, iptables.Options{

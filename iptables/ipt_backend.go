@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ipvskit/ipvskit/ipset"
 	"io/fs"
 	"os/exec"
 	"strings"
+	"time"
+
+	"github.com/ipvskit/ipvskit/ipset"
 )
 
 // iptBackend is the iptables back end's logic, over a runner for the
@@ -25,6 +27,12 @@ type iptBackend struct {
 	last     *Ruleset
 	lastText string
 	lastMark journalMark // of the caller's Ruleset, when last was applied
+	// want is what the kernel should hold: the ruleset of the last
+	// Apply, even one that failed (Check compares with it, Repair writes
+	// it); nil before the first Apply and after Cleanup.
+	want *Ruleset
+	// stats are the last Apply's or Repair's.
+	stats ApplyStats
 	// jumps records that the jump rules were ensured.
 	jumps bool
 	// cleanedOther records that the nftables back end's table was removed.
@@ -55,6 +63,7 @@ func (b *iptBackend) close() error {
 }
 
 func (b *iptBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
+	b.stats = ApplyStats{}
 	if f := r.family(); f != b.fam {
 		return &ValidationError{Field: "Family", Value: f.String(), Reason: "this back end applies " + b.fam.String()}
 	}
@@ -78,19 +87,43 @@ func (b *iptBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	b.stats.Full = !incremental
 	if !incremental {
-		return b.fullSync(ctx, r)
+		err = b.fullSync(ctx, r)
+	} else {
+		err = b.incremental(ctx, r, &d)
 	}
-	return b.incremental(ctx, r, &d)
+	b.remember(r, err)
+	return err
+}
+
+// remember records what the kernel should now hold: the applied ruleset,
+// or after a failure a copy of the one that was being applied.
+func (b *iptBackend) remember(r *Ruleset, err error) {
+	switch {
+	case err == nil:
+		b.want = b.last
+	case r != b.want:
+		b.want = r.Clone()
+	}
 }
 
 func (b *iptBackend) repair(ctx context.Context) error {
-	if b.last == nil {
+	if b.want == nil {
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.stats = ApplyStats{Full: true}
 	b.jumps = false
-	return b.fullSync(ctx, b.last)
+	r := b.want
+	err := b.fullSync(ctx, r)
+	b.remember(r, err)
+	return err
 }
+
+func (b *iptBackend) lastStats() ApplyStats { return b.stats }
 
 // fullSync replaces every ipset atomically, rewrites the owned chains and
 // ensures the jump rules if that was not done yet.
@@ -109,9 +142,14 @@ func (b *iptBackend) fullSync(ctx context.Context, r *Ruleset) error {
 		if err := b.step("ipset " + s.String()); err != nil {
 			return err
 		}
-		if err := b.sets.Replace(ctx, ipsetSpec(b.fam, s), ipsetEntries(r.Members(s))); err != nil {
+		start := time.Now()
+		err := b.sets.Replace(ctx, ipsetSpec(b.fam, s), ipsetEntries(r.Members(s)))
+		b.stats.SetsTime += time.Since(start)
+		if err != nil {
 			return fmt.Errorf("iptables: replacing ipset %s: %w", s.IPSetName(b.fam), err)
 		}
+		b.stats.SetsReplaced++
+		b.stats.ElementsAdded += r.Len(s)
 	}
 	text := renderIPTablesText(r)
 	if err := b.restore(ctx, text); err != nil {
@@ -172,7 +210,11 @@ func (b *iptBackend) restore(ctx context.Context, text string) error {
 		return err
 	}
 	bin := b.flavor.binary(b.fam, "restore")
-	if _, err := b.run.run(ctx, []byte(text), bin, "-w", "--noflush"); err != nil {
+	start := time.Now()
+	_, err := b.run.run(ctx, []byte(text), bin, "-w", "--noflush")
+	b.stats.RulesTime += time.Since(start)
+	b.stats.RuleWrites++
+	if err != nil {
 		return fmt.Errorf("iptables: %s: %w", bin, err)
 	}
 	return nil
@@ -184,6 +226,8 @@ type saved map[string]*savedTable
 type savedTable struct {
 	chains map[string]bool
 	rules  map[string]bool
+	// byChain holds each chain's rule lines, in order.
+	byChain map[string][]string
 }
 
 func parseSave(out string) saved {
@@ -192,7 +236,7 @@ func parseSave(out string) saved {
 	for _, line := range strings.Split(out, "\n") {
 		switch {
 		case strings.HasPrefix(line, "*"):
-			cur = &savedTable{chains: map[string]bool{}, rules: map[string]bool{}}
+			cur = &savedTable{chains: map[string]bool{}, rules: map[string]bool{}, byChain: map[string][]string{}}
 			s[line[1:]] = cur
 		case cur == nil:
 		case strings.HasPrefix(line, ":"):
@@ -200,6 +244,8 @@ func parseSave(out string) saved {
 			cur.chains[name] = true
 		case strings.HasPrefix(line, "-A "):
 			cur.rules[line] = true
+			chain, _, _ := strings.Cut(line[3:], " ")
+			cur.byChain[chain] = append(cur.byChain[chain], line)
 		}
 	}
 	return s
@@ -230,6 +276,7 @@ func (b *iptBackend) ensureJumps(ctx context.Context) error {
 	if err := b.step("jumps"); err != nil {
 		return err
 	}
+	defer func(start time.Time) { b.stats.RulesTime += time.Since(start) }(time.Now())
 	s, err := b.save(ctx, b.flavor)
 	if err != nil {
 		return err
@@ -250,6 +297,7 @@ func (b *iptBackend) ensureJumps(ctx context.Context) error {
 		return nil
 	}
 	bin := b.flavor.binary(b.fam, "restore")
+	b.stats.RuleWrites++
 	if _, err := b.run.run(ctx, []byte(text.String()), bin, "-w", "--noflush"); err != nil {
 		return fmt.Errorf("iptables: inserting jump rules with %s: %w", bin, err)
 	}
@@ -257,7 +305,7 @@ func (b *iptBackend) ensureJumps(ctx context.Context) error {
 }
 
 func (b *iptBackend) cleanup(ctx context.Context) error {
-	b.last, b.jumps = nil, false
+	b.last, b.want, b.jumps = nil, nil, false
 	return cleanupIPTables(ctx, b.run, b.sets, b.fam)
 }
 
@@ -383,7 +431,14 @@ func (b *iptBackend) updateSets(ctx context.Context, changes *[numSets + 1][2][]
 	if len(batch) == 0 {
 		return nil
 	}
-	if err := b.sets.Update(ctx, batch...); err != nil {
+	start := time.Now()
+	err := b.sets.Update(ctx, batch...)
+	b.stats.SetsTime += time.Since(start)
+	for _, ch := range batch { // sent, even if the kernel refused some
+		b.stats.ElementsAdded += len(ch.Add)
+		b.stats.ElementsDeleted += len(ch.Del)
+	}
+	if err != nil {
 		return fmt.Errorf("iptables: ipset %s: %w", verb, err)
 	}
 	return nil

@@ -3,21 +3,69 @@ package iptables
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ipvskit/ipvskit/ipset"
 )
 
-// fakeSets records the ipset calls.
+// fakeSets records the ipset calls and keeps the sets' contents, for
+// ListAll and List.
 type fakeSets struct {
 	calls   []string
 	updates int
+	sets    map[string]*ipset.SetInfo
+	// listAllErr, when set, fails ListAll with entries (as a foreign set
+	// of a type package ipset does not model does).
+	listAllErr error
+}
+
+func (f *fakeSets) set(s ipset.Set) *ipset.SetInfo {
+	if f.sets == nil {
+		f.sets = map[string]*ipset.SetInfo{}
+	}
+	if f.sets[s.Name] == nil {
+		f.sets[s.Name] = &ipset.SetInfo{Set: s, Entries: []ipset.Entry{}}
+	}
+	return f.sets[s.Name]
 }
 
 func (f *fakeSets) Replace(ctx context.Context, s ipset.Set, e []ipset.Entry) error {
 	f.calls = append(f.calls, "replace "+s.Name)
+	f.set(s).Entries = slices.Clone(e)
 	return nil
+}
+
+func (f *fakeSets) ListAll(ctx context.Context, headersOnly bool) ([]ipset.SetInfo, error) {
+	f.calls = append(f.calls, fmt.Sprintf("list all %v", headersOnly))
+	if !headersOnly && f.listAllErr != nil {
+		return nil, f.listAllErr
+	}
+	var out []ipset.SetInfo
+	for _, name := range slices.Sorted(maps.Keys(f.sets)) {
+		si := *f.sets[name]
+		si.Entries = slices.Clone(si.Entries)
+		if headersOnly {
+			si.Entries = nil
+		}
+		out = append(out, si)
+	}
+	return out, nil
+}
+
+func (f *fakeSets) List(ctx context.Context, name string) (ipset.SetInfo, error) {
+	f.calls = append(f.calls, "list "+name)
+	si, ok := f.sets[name]
+	if !ok {
+		return ipset.SetInfo{}, fs.ErrNotExist
+	}
+	out := *si
+	out.Entries = slices.Clone(si.Entries)
+	return out, nil
 }
 
 // Update records each change as the add or del of its first entry, and
@@ -25,6 +73,13 @@ func (f *fakeSets) Replace(ctx context.Context, s ipset.Set, e []ipset.Entry) er
 func (f *fakeSets) Update(ctx context.Context, changes ...ipset.Change) error {
 	f.updates++
 	for _, c := range changes {
+		si := f.set(c.Set)
+		si.Entries = slices.DeleteFunc(si.Entries, func(e ipset.Entry) bool { return slices.Contains(c.Del, e) })
+		for _, e := range c.Add {
+			if !slices.Contains(si.Entries, e) {
+				si.Entries = append(si.Entries, e)
+			}
+		}
 		if len(c.Add) > 0 {
 			f.calls = append(f.calls, "add "+c.Set.Name+" "+c.Add[0].String())
 		}
@@ -36,15 +91,22 @@ func (f *fakeSets) Update(ctx context.Context, changes ...ipset.Change) error {
 }
 func (f *fakeSets) Destroy(ctx context.Context, name string) error {
 	f.calls = append(f.calls, "destroy "+name)
+	delete(f.sets, name)
 	return nil
 }
 func (f *fakeSets) Close() error { return nil }
 
-// fakeRun records the binaries run; saves print nothing.
-type fakeRun struct{ calls []string }
+// fakeRun records the binaries run; saves print save.
+type fakeRun struct {
+	calls []string
+	save  string
+}
 
 func (f *fakeRun) run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
 	f.calls = append(f.calls, name)
+	if strings.HasSuffix(name, "-save") {
+		return []byte(f.save), nil
+	}
 	return nil, nil
 }
 

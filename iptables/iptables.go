@@ -107,9 +107,26 @@ func (t *IPTables) Apply(ctx context.Context, r *Ruleset) error { return t.b.app
 func (t *IPTables) ApplyFull(ctx context.Context, r *Ruleset) error { return t.b.apply(ctx, r, true) }
 
 // Repair ensures the jump rules from the built-in chains and rewrites
-// everything from the last applied ruleset. It does nothing before the
-// first Apply.
+// everything from the last applied ruleset (that of the last Apply, even
+// one that failed): every ipset replaced atomically (re-created if it was
+// destroyed), the owned chains restored. It does nothing before the first
+// Apply.
 func (t *IPTables) Repair(ctx context.Context) error { return t.b.repair(ctx) }
+
+// Check reads the kernel back and reports every difference from the last
+// applied ruleset, changing nothing: an owned chain missing, or its rules
+// (iptables-save's lines) missing, extra or out of order; a jump rule from
+// a built-in chain missing; an owned ipset missing, of another type, or
+// with members missing or extra. It costs one iptables-save and one ipset
+// dump (one dump per owned ipset if a foreign set of a type package ipset
+// does not model makes the full dump fail). Foreign chains, rules and sets
+// are not compared. Before the first Apply, and after Cleanup, there is
+// nothing to compare with and it reports nothing.
+func (t *IPTables) Check(ctx context.Context) ([]Drift, error) { return t.b.check(ctx) }
+
+// LastStats returns what the last Apply, ApplyFull or Repair sent and
+// where its time went.
+func (t *IPTables) LastStats() ApplyStats { return t.b.lastStats() }
 
 // Cleanup removes the jump rules, the owned chains and the owned ipsets of
 // the back end's family, in both flavors, and nothing else; missing objects
@@ -127,6 +144,8 @@ type Backend interface {
 	Apply(ctx context.Context, r *Ruleset) error
 	ApplyFull(ctx context.Context, r *Ruleset) error
 	Repair(ctx context.Context) error
+	Check(ctx context.Context) ([]Drift, error)
+	LastStats() ApplyStats
 	Cleanup(ctx context.Context) error
 	Render(r *Ruleset) (string, error)
 	Close() error
@@ -142,6 +161,8 @@ type setClient interface {
 	Replace(ctx context.Context, s ipset.Set, entries []ipset.Entry) error
 	Update(ctx context.Context, changes ...ipset.Change) error
 	Destroy(ctx context.Context, name string) error
+	ListAll(ctx context.Context, headersOnly bool) ([]ipset.SetInfo, error)
+	List(ctx context.Context, name string) (ipset.SetInfo, error)
 	Close() error
 }
 

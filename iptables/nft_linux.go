@@ -24,6 +24,12 @@ type nftBackend struct {
 	// forces a full sync.
 	last     *Ruleset
 	lastMark journalMark // of the caller's Ruleset, when last was applied
+	// want is what the kernel should hold: the ruleset of the last
+	// Apply, even one that failed (Check compares with it, Repair writes
+	// it); nil before the first Apply and after Cleanup.
+	want *Ruleset
+	// stats are the last Apply's or Repair's.
+	stats ApplyStats
 	// cleanedOther records that the iptables back end's objects were
 	// removed (done once, before the first full sync).
 	cleanedOther bool
@@ -75,6 +81,8 @@ func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
 
 func (b *nftBackend) close() error { return b.conn.CloseLasting() }
 
+func (b *nftBackend) lastStats() ApplyStats { return b.stats }
+
 // flush sends the queued batch, bounded by ctx, with a send buffer of at
 // least size bytes.
 func (b *nftBackend) flush(ctx context.Context, size int, batch int) error {
@@ -86,11 +94,17 @@ func (b *nftBackend) flush(ctx context.Context, size int, batch int) error {
 			return err
 		}
 	}
+	return b.bounded(ctx, b.conn.Flush)
+}
+
+// bounded runs f, which talks to the kernel over the lasting socket, with
+// ctx's deadline and cancellation on the socket.
+func (b *nftBackend) bounded(ctx context.Context, f func() error) error {
 	if d, ok := ctx.Deadline(); ok {
 		b.nl.SetDeadline(d)
 	}
 	stop := context.AfterFunc(ctx, func() { b.nl.SetDeadline(time.Unix(1, 0)) })
-	err := b.conn.Flush()
+	err := f()
 	if !stop() {
 		// ctx ended during the call; its error is the cause.
 		err = errors.Join(ctx.Err(), err)
@@ -100,6 +114,7 @@ func (b *nftBackend) flush(ctx context.Context, size int, batch int) error {
 }
 
 func (b *nftBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
+	b.stats = ApplyStats{}
 	if f := r.family(); f != b.cfg.Family {
 		return &ValidationError{Field: "Family", Value: f.String(), Reason: "this back end applies " + b.cfg.Family.String()}
 	}
@@ -120,17 +135,39 @@ func (b *nftBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	b.stats.Full = !incremental
 	if !incremental {
-		return b.fullSync(ctx, r)
+		err = b.fullSync(ctx, r)
+	} else {
+		err = b.incremental(ctx, r, &d)
 	}
-	return b.incremental(ctx, r, &d)
+	b.remember(r, err)
+	return err
+}
+
+// remember records what the kernel should now hold: the applied ruleset,
+// or after a failure a copy of the one that was being applied.
+func (b *nftBackend) remember(r *Ruleset, err error) {
+	switch {
+	case err == nil:
+		b.want = b.last
+	case r != b.want:
+		b.want = r.Clone()
+	}
 }
 
 func (b *nftBackend) repair(ctx context.Context) error {
-	if b.last == nil {
+	if b.want == nil {
 		return nil
 	}
-	return b.fullSync(ctx, b.last)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.stats = ApplyStats{Full: true}
+	r := b.want
+	err := b.fullSync(ctx, r)
+	b.remember(r, err)
+	return err
 }
 
 func (b *nftBackend) fullSync(ctx context.Context, r *Ruleset) error {
@@ -150,10 +187,12 @@ func (b *nftBackend) fullSync(ctx context.Context, r *Ruleset) error {
 	sets := make(map[SetName]*nftables.Set, numSets)
 	ids := make(setRefs, numSets)
 	size := 1 << 20
+	var elems, ruleMsgs int
 	for _, s := range Sets() {
 		spec := nftSetSpec(t, b.cfg.Family, s)
 		ms := nftMembers(r, s)
 		size += len(ms) * 96
+		elems += len(ms)
 		if err := c.AddSet(spec, nftElems(s, ms)); err != nil {
 			b.flushDiscard()
 			return fmt.Errorf("nftables: full sync of table %s: set %s: %w", t.Name, s, err)
@@ -173,14 +212,21 @@ func (b *nftBackend) fullSync(ctx context.Context, r *Ruleset) error {
 			chain.Policy = &accept
 		}
 		made[i] = c.AddChain(chain)
+		ruleMsgs++
 	}
 	for i, ch := range chains {
 		for _, rl := range ch.rules {
 			c.AddRule(&nftables.Rule{Table: t, Chain: made[i], Exprs: exprs(rl.exprs)})
 			size += 1024
+			ruleMsgs++
 		}
 	}
-	if err := b.flush(ctx, size, 0); err != nil {
+	// One batch: sets and rules cannot be timed apart (see ApplyStats).
+	start := time.Now()
+	err := b.flush(ctx, size, 0)
+	b.stats.RulesTime += time.Since(start)
+	b.stats.SetsReplaced, b.stats.ElementsAdded, b.stats.RuleWrites = numSets, elems, ruleMsgs
+	if err != nil {
 		return fmt.Errorf("nftables: full sync of table %s %s: %w", b.cfg.Family, t.Name, err)
 	}
 	b.sets = sets
@@ -272,8 +318,16 @@ func (b *nftBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 
 				return fmt.Errorf("nftables: set %s: %w", op.set, err)
 			}
 			size += len(op.elems) * 96
+			if op.del {
+				b.stats.ElementsDeleted += len(op.elems)
+			} else {
+				b.stats.ElementsAdded += len(op.elems)
+			}
 		}
-		if err := b.flush(ctx, size, i); err != nil {
+		start := time.Now()
+		err := b.flush(ctx, size, i)
+		b.stats.SetsTime += time.Since(start)
+		if err != nil {
 			b.last = nil
 			return fmt.Errorf("nftables: incremental sync of table %s %s (batch %d of %d): %w", b.cfg.Family, b.table.Name, i+1, len(batches), err)
 		}
@@ -290,7 +344,7 @@ func (b *nftBackend) cleanup(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b.last = nil
+	b.last, b.want = nil, nil
 	b.conn.AddTable(b.table)
 	b.conn.DelTable(b.table)
 	if err := b.flush(ctx, 0, 0); err != nil {

@@ -19,6 +19,8 @@ func (b *nftBackend) apply(ctx context.Context, r *Ruleset, full bool) error { r
 func (b *nftBackend) repair(ctx context.Context) error                       { return b.unsupported() }
 func (b *nftBackend) cleanup(ctx context.Context) error                      { return b.unsupported() }
 func (b *nftBackend) close() error                                           { return nil }
+func (b *nftBackend) check(ctx context.Context) ([]Drift, error)             { return nil, b.unsupported() }
+func (b *nftBackend) lastStats() ApplyStats                                  { return ApplyStats{} }
 
 func (b *nftBackend) unsupported() error {
 	return fmt.Errorf("nftables back end on %s: %w", runtime.GOOS, ErrNotSupported)

@@ -89,9 +89,24 @@ func (n *NFTables) Apply(ctx context.Context, r *Ruleset) error { return n.b.app
 // ApplyFull is Apply, always re-creating the table in one batch.
 func (n *NFTables) ApplyFull(ctx context.Context, r *Ruleset) error { return n.b.apply(ctx, r, true) }
 
-// Repair re-creates the table from the last applied ruleset, undoing any
-// change made to it by others. It does nothing before the first Apply.
+// Repair re-creates the table from the last applied ruleset (that of the
+// last Apply, even one that failed), undoing any change made to it by
+// others, in one batch. It does nothing before the first Apply.
 func (n *NFTables) Repair(ctx context.Context) error { return n.b.repair(ctx) }
+
+// Check reads the owned table back and reports every difference from the
+// last applied ruleset, changing nothing: the table missing; a set missing,
+// of another key type, or with members missing or extra; a chain missing,
+// with another hook, priority or policy, or with rules missing, extra or
+// out of order; a set or chain in the table that the back end did not
+// make. Other tables are not read. Before the first Apply, and after
+// Cleanup, there is nothing to compare with and it reports nothing. It
+// costs one dump per set and per chain.
+func (n *NFTables) Check(ctx context.Context) ([]Drift, error) { return n.b.check(ctx) }
+
+// LastStats returns what the last Apply, ApplyFull or Repair sent and
+// where its time went.
+func (n *NFTables) LastStats() ApplyStats { return n.b.lastStats() }
 
 // Cleanup deletes the owned table (nothing else) and forgets the last
 // applied state. A missing table is not an error.

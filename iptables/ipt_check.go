@@ -1,0 +1,152 @@
+package iptables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ipvskit/ipvskit/ipset"
+)
+
+// check reads the owned chains (one iptables-save) and the owned ipsets (one
+// ipset dump) and compares them with b.want, changing nothing.
+func (b *iptBackend) check(ctx context.Context) ([]Drift, error) {
+	r := b.want
+	if r == nil {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s, err := b.save(ctx, b.flavor)
+	if err != nil {
+		return nil, err
+	}
+	out := chainDrift(r, s)
+	infos, err := b.ownedSets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, set := range Sets() {
+		if !set.isIPSet() {
+			continue
+		}
+		if d, bad := ipsetDrift(r, set, infos); bad {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// chainDrift compares the owned chains and the jump rules in iptables-save
+// output s with the rules r renders.
+func chainDrift(r *Ruleset, s saved) []Drift {
+	var out []Drift
+	filter, nat := renderIPTables(r)
+	for _, t := range []*iptTable{nat, filter} {
+		for _, c := range slices.Sorted(slices.Values(t.chains)) {
+			obj := "chain " + t.name + " " + c
+			if !s.hasChain(t.name, c) {
+				out = append(out, Drift{Object: obj, Problem: "missing"})
+				continue
+			}
+			var want, got []item
+			for _, spec := range t.rules[c] {
+				l := "-A " + c + " " + spec
+				want = append(want, item{l, l})
+			}
+			for _, l := range s[t.name].byChain[c] {
+				got = append(got, item{l, l})
+			}
+			if d, bad := listDrift(obj, "rules", want, got, true); bad {
+				out = append(out, d)
+			}
+		}
+	}
+	for _, j := range jumpRules {
+		if !s.hasRule(j.table, j.line()) {
+			out = append(out, Drift{Object: "jump " + j.table + " " + j.chain + " -> " + j.target(), Problem: "missing"})
+		}
+	}
+	return out
+}
+
+// target is the owned chain the jump rule leads to.
+func (j jumpRule) target() string { return j.spec[strings.LastIndex(j.spec, "-j ")+3:] }
+
+// ownedSets returns the owned ipsets the kernel has, by name, with their
+// entries: one dump of every set, or, if that fails (a foreign set of a
+// type package ipset does not model cannot be decoded), a dump of the
+// headers and one per owned set.
+func (b *iptBackend) ownedSets(ctx context.Context) (map[string]ipset.SetInfo, error) {
+	owned := map[string]bool{}
+	for _, s := range Sets() {
+		if s.isIPSet() {
+			owned[s.IPSetName(b.fam)] = true
+		}
+	}
+	out := map[string]ipset.SetInfo{}
+	all, err := b.sets.ListAll(ctx, false)
+	if err == nil {
+		for _, si := range all {
+			if owned[si.Name] {
+				out[si.Name] = si
+			}
+		}
+		return out, nil
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("iptables: listing ipsets: %w", err)
+	}
+	heads, herr := b.sets.ListAll(ctx, true)
+	if herr != nil {
+		return nil, fmt.Errorf("iptables: listing ipsets: %w", errors.Join(err, herr))
+	}
+	for _, h := range heads {
+		if !owned[h.Name] {
+			continue
+		}
+		si, err := b.sets.List(ctx, h.Name)
+		if err != nil {
+			return nil, fmt.Errorf("iptables: listing ipset %s: %w", h.Name, err)
+		}
+		out[h.Name] = si
+	}
+	return out, nil
+}
+
+// ipsetDrift compares the kernel's copy of set s (in infos, by name) with
+// the members r gives it.
+func ipsetDrift(r *Ruleset, s SetName, infos map[string]ipset.SetInfo) (Drift, bool) {
+	f := r.family()
+	spec := ipsetSpec(f, s)
+	obj := "set " + spec.Name
+	si, ok := infos[spec.Name]
+	if !ok {
+		return Drift{Object: obj, Problem: "missing"}, true
+	}
+	fam := func(x ipset.Family) ipset.Family {
+		if spec.Family == 0 {
+			return 0 // bitmap:port has none
+		}
+		if x == 0 {
+			return ipset.INet
+		}
+		return x
+	}
+	if si.Type != spec.Type || fam(si.Family) != fam(spec.Family) {
+		return Drift{Object: obj, Problem: fmt.Sprintf("type %s family %s, want %s family %s", si.Type, fam(si.Family), spec.Type, fam(spec.Family))}, true
+	}
+	var want, got []item
+	for _, e := range ipsetEntries(r.Members(s)) {
+		t := e.Key().String()
+		want = append(want, item{t, t})
+	}
+	for _, e := range si.Entries {
+		t := e.Key().String()
+		got = append(got, item{t, t})
+	}
+	return listDrift(obj, "members", want, got, false)
+}

@@ -1,0 +1,206 @@
+package iptables
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ipvskit/ipvskit/internal/testutil"
+)
+
+// Right after Apply (full and incremental) Check finds nothing, in both
+// flavors and families, also with a foreign ipset that package ipset cannot
+// decode (Check then lists the owned sets one by one).
+func TestIntegrationIPTablesCheckClean(t *testing.T) {
+	for _, fl := range flavors {
+		for _, f := range []Family{IPv4, IPv6} {
+			t.Run(fl.String()+"/"+f.String(), func(t *testing.T) {
+				t.Parallel() // each case has its own namespace
+				ns := testutil.NewNetNS(t)
+				b := newIPT(t, ns, f, fl)
+				if ds, err := b.Check(testCtx(t)); err != nil || len(ds) != 0 {
+					t.Fatalf("Check before any Apply: %v %v", ds, err)
+				}
+				r := sampleFor(t, f, fl, Options{})
+				if err := b.Apply(testCtx(t), r); err != nil {
+					t.Fatal(err)
+				}
+				if ds, err := b.Check(testCtx(t)); err != nil || len(ds) != 0 {
+					t.Fatalf("Check after a full Apply: %v\n%s", err, driftLines(ds))
+				}
+				r.Remove(ClusterIP, r.Members(ClusterIP)[0])
+				r.Clear(LoopBack) // the hairpin rule goes too
+				if err := b.Apply(testCtx(t), r); err != nil {
+					t.Fatal(err)
+				}
+				ns.Exec(t, "ipset", "create", "FOREIGN-LIST", "list:set")
+				ns.Exec(t, "ipset", "create", "FOREIGN-IP", "hash:ip")
+				ns.Exec(t, "ipset", "add", "FOREIGN-LIST", "FOREIGN-IP")
+				if ds, err := b.Check(testCtx(t)); err != nil || len(ds) != 0 {
+					t.Fatalf("Check after an incremental Apply, beside a list:set: %v\n%s", err, driftLines(ds))
+				}
+			})
+		}
+	}
+}
+
+// iptTamper is a change made with iptables or ipset to the owned objects,
+// and the drift Check must report for it.
+type iptTamper struct {
+	name string
+	// edit, if set, changes the applied ruleset (an ipset can only be
+	// destroyed while no rule refers to it).
+	edit func(r *Ruleset)
+	// cmds are command lines; "IPT" stands for the flavor's iptables
+	// binary; an ipset's "KUBE-" becomes the family's prefix.
+	cmds []string
+	want func(f Family) []wantDrift
+}
+
+var iptTampers = []iptTamper{
+	{name: "chain flushed", cmds: []string{"IPT -t nat -F KUBE-SERVICES"},
+		want: func(f Family) []wantDrift {
+			_, nat := renderIPTables(sample(f, Options{}))
+			n := len(nat.rules["KUBE-SERVICES"])
+			return []wantDrift{{"chain nat KUBE-SERVICES", "rules missing (-A KUBE-SERVICES -s " + f.loopback().String() + " -j RETURN", n, 0}}
+		}},
+	{name: "jump deleted", cmds: []string{`IPT -t nat -D PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`},
+		want: func(f Family) []wantDrift {
+			return []wantDrift{{"jump nat PREROUTING -> KUBE-SERVICES", "missing", 0, 0}}
+		}},
+	{name: "rule added to an owned chain", cmds: []string{"IPT -t filter -A KUBE-FORWARD -j DROP"},
+		want: func(f Family) []wantDrift {
+			return []wantDrift{{"chain filter KUBE-FORWARD", "1 extra (-A KUBE-FORWARD -j DROP)", 0, 1}}
+		}},
+	{name: "chain and its jump deleted", cmds: []string{
+		`IPT -t filter -D OUTPUT -m comment --comment "kubernetes ipvs access filter" -j KUBE-IPVS-OUT-FILTER`,
+		"IPT -t filter -F KUBE-IPVS-OUT-FILTER",
+		"IPT -t filter -X KUBE-IPVS-OUT-FILTER",
+	},
+		want: func(f Family) []wantDrift {
+			return []wantDrift{
+				{"chain filter KUBE-IPVS-OUT-FILTER", "missing", 0, 0},
+				{"jump filter OUTPUT -> KUBE-IPVS-OUT-FILTER", "missing", 0, 0},
+			}
+		}},
+	{name: "ipset flushed", cmds: []string{"ipset flush KUBE-CLUSTER-IP"},
+		want: func(f Family) []wantDrift {
+			return []wantDrift{{"set " + ClusterIP.IPSetName(f), "3 members missing", 3, 0}}
+		}},
+	{name: "ipset members added and deleted", cmds: []string{"ipset add KUBE-NODE-PORT-TCP 31000", "ipset del KUBE-NODE-PORT-UDP 30053"},
+		want: func(f Family) []wantDrift {
+			return []wantDrift{
+				{"set " + NodePortTCP.IPSetName(f), "1 extra (31000)", 0, 1},
+				{"set " + NodePortUDP.IPSetName(f), "1 members missing (30053)", 1, 0},
+			}
+		}},
+	{name: "unreferenced ipset destroyed", edit: func(r *Ruleset) { r.Clear(NodePortSCTP) },
+		cmds: []string{"ipset destroy KUBE-NODE-PORT-SCTP-HASH"},
+		want: func(f Family) []wantDrift {
+			return []wantDrift{{"set " + NodePortSCTP.IPSetName(f), "missing", 0, 0}}
+		}},
+}
+
+// Every change made to the owned chains, jump rules and ipsets with the
+// reference tools is reported by Check, as exactly that; Repair undoes it;
+// changes to foreign chains, rules and sets are never reported and Repair
+// leaves them as they are.
+func TestIntegrationIPTablesCheckTampering(t *testing.T) {
+	for _, fl := range flavors {
+		for _, f := range []Family{IPv4, IPv6} {
+			for _, tc := range iptTampers {
+				t.Run(fl.String()+"/"+f.String()+"/"+tc.name, func(t *testing.T) {
+					t.Parallel() // each case has its own namespace
+					ns := testutil.NewNetNS(t)
+					ipt := strings.TrimSuffix(fl.binary(f, "save"), "-save")
+					ns.Exec(t, ipt, "-N", "FOREIGN")
+					ns.Exec(t, ipt, "-A", "FOREIGN", "-j", "ACCEPT")
+					ns.Exec(t, ipt, "-A", "INPUT", "-p", "tcp", "--dport", "22", "-j", "ACCEPT")
+					ns.Exec(t, "ipset", "create", "KUBE-FOREIGN", "hash:ip", "family", map[Family]string{IPv4: "inet", IPv6: "inet6"}[f])
+					b := newIPT(t, ns, f, fl)
+					r := sampleFor(t, f, fl, Options{})
+					if tc.edit != nil {
+						tc.edit(r)
+					}
+					if err := b.Apply(testCtx(t), r); err != nil {
+						t.Fatal(err)
+					}
+					applied := strip(ns.Exec(t, fl.binary(f, "save")))
+					for _, c := range tc.cmds {
+						c = strings.Replace(c, "IPT ", ipt+" ", 1)
+						if f == IPv6 && strings.HasPrefix(c, "ipset ") {
+							c = strings.Replace(c, " KUBE-", " KUBE-6-", 1)
+						}
+						ns.Exec(t, "sh", "-c", c)
+					}
+					// Foreign changes: never reported, never undone.
+					ns.Exec(t, ipt, "-F", "FOREIGN")
+					ns.Exec(t, ipt, "-A", "INPUT", "-p", "tcp", "--dport", "23", "-j", "ACCEPT")
+					ns.Exec(t, "ipset", "add", "KUBE-FOREIGN", map[Family]string{IPv4: "198.18.99.1", IPv6: "2001:db8::99"}[f])
+					foreign := foreignLines(ns.Exec(t, fl.binary(f, "save")) + ns.Exec(t, "ipset", "save", "KUBE-FOREIGN"))
+
+					ds, err := b.Check(testCtx(t))
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkDrifts(t, ds, tc.want(f)...)
+					if err := b.Repair(testCtx(t)); err != nil {
+						t.Fatal(err)
+					}
+					checkIPT(t, ns, b, r)
+					if ds, err := b.Check(testCtx(t)); err != nil || len(ds) != 0 {
+						t.Fatalf("Check after Repair: %v\n%s", err, driftLines(ds))
+					}
+					after := ns.Exec(t, fl.binary(f, "save"))
+					if got := foreignLines(after + ns.Exec(t, "ipset", "save", "KUBE-FOREIGN")); !slices.Equal(got, foreign) {
+						t.Fatalf("Repair changed foreign objects (-before +after):\n%s", lineDiff(strings.Join(foreign, "\n"), strings.Join(got, "\n")))
+					}
+					// The jump rules are back, once each: the tables hold
+					// what they held after Apply, plus the foreign changes.
+					for _, l := range strings.Split(applied, "\n") {
+						if strings.Contains(l, "-j KUBE-") && !strings.Contains(after, l) {
+							t.Errorf("after Repair, %q is missing", l)
+						}
+					}
+					if n := strings.Count(after, "-j KUBE-SERVICES"); n != 2 {
+						t.Errorf("after Repair, %d jumps to KUBE-SERVICES, want 2", n)
+					}
+				})
+			}
+		}
+	}
+}
+
+// foreignLines are the lines of iptables-save and ipset save output that
+// concern no owned object.
+func foreignLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(strip(s), "\n") {
+		if l == "" || strings.HasPrefix(l, "*") || l == "COMMIT" || strings.Contains(l, "KUBE-") && !strings.Contains(l, "KUBE-FOREIGN") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// The stats of a real sync: every ipset replaced and two restores on the
+// first, one element on the next.
+func TestIntegrationIPTablesStats(t *testing.T) {
+	ns := testutil.NewNetNS(t)
+	b := newIPT(t, ns, IPv4, FlavorNFT)
+	r := sampleFor(t, IPv4, FlavorNFT, Options{})
+	if err := b.Apply(testCtx(t), r); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.LastStats(); !st.Full || st.SetsReplaced != numSets-1 || st.RuleWrites != 2 || st.SetsTime <= 0 || st.RulesTime <= 0 {
+		t.Fatalf("first sync: %+v", st)
+	}
+	r.Add(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
+	if err := b.Apply(testCtx(t), r); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.LastStats(); st.Full || st.ElementsAdded != 1 || st.ElementsDeleted != 0 || st.RuleWrites != 0 || st.RulesTime != 0 {
+		t.Fatalf("one member added: %+v", st)
+	}
+}
