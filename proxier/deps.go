@@ -32,6 +32,8 @@ type Link interface {
 type Sysctls interface {
 	IPVSProfile(o *sysctl.IPVSOptions) (sysctl.Profile, error)
 	Apply(ctx context.Context, p sysctl.Profile) ([]sysctl.Change, error)
+	// Check returns the keys of p whose value differs, changing nothing.
+	Check(ctx context.Context, p sysctl.Profile) ([]sysctl.Change, error)
 }
 
 // Conntrack is what the Proxier needs to delete stale flows:

@@ -65,6 +65,12 @@
 // DrainResult.Draining are the queue's length. Serving and Terminating
 // endpoints are used only when no endpoint is Ready, as kube-proxy does.
 //
+// Drift: others can change what the Proxier applied (ipvsadm, ip addr,
+// ipset, iptables, nft, sysctl -w). Reconcile, called on a timer the caller
+// controls, reads the kernel back (one read per subsystem), repairs every
+// difference from what the Proxier last applied, and returns a report of
+// each (subsystem, object, problem); it runs one at a time with Sync.
+//
 // Ownership: the Proxier changes only its VIP link, the virtual servers it
 // applied and those on its link's addresses (an earlier run's: a new
 // Proxier takes them over without re-creating anything, and deletes those

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
 	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
 	"github.com/ipvskit/ipvskit/proxier"
 	"github.com/ipvskit/ipvskit/sysctl/sysctltest"
@@ -15,9 +16,11 @@ import (
 // noRules stands in for a netfilter back end in this example.
 type noRules struct{}
 
-func (noRules) Apply(context.Context, *iptables.Ruleset) error { return nil }
-func (noRules) Render(*iptables.Ruleset) (string, error)       { return "", nil }
-func (noRules) Cleanup(context.Context) error                  { return nil }
+func (noRules) Apply(context.Context, *iptables.Ruleset) error  { return nil }
+func (noRules) Render(*iptables.Ruleset) (string, error)        { return "", nil }
+func (noRules) Cleanup(context.Context) error                   { return nil }
+func (noRules) Check(context.Context) ([]iptables.Drift, error) { return nil, nil }
+func (noRules) Repair(context.Context) error                    { return nil }
 
 // A Proxier over the packages' fakes, as a user's unit test would build it:
 // the first Sync creates the service; a second one with an endpoint more
@@ -66,4 +69,46 @@ func ExampleState_Validate() {
 	// proxier: invalid state (2 problems):
 	//   services["web"].ports[1].protocol: "ICMP" is not TCP, UDP or SCTP
 	//   services["web"].ports[1].nodePort: 70000 out of range 0-65535
+}
+
+// Something else deleted a virtual server and unbound its VIP: Reconcile,
+// called on the caller's timer, reports and repairs it; a second one finds
+// nothing.
+func ExampleProxier_Reconcile() {
+	ctx := context.Background()
+	ipvsFake, link := ipvstest.New(), dummytest.New()
+	p, err := proxier.New(nil, proxier.Deps{
+		IPVS: ipvsFake, Link: link, Sysctls: sysctltest.New(""),
+		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: noRules{}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	vip := netip.MustParseAddr("198.18.100.1")
+	state := proxier.State{Services: map[string]proxier.Service{"default/web": {
+		ClusterIPs: []netip.Addr{vip},
+		Ports:      []proxier.Port{{Name: "http", Protocol: proxier.TCP, Port: 80, TargetPort: 8080}},
+		Endpoints:  []proxier.Endpoint{{Addr: netip.MustParseAddr("198.18.1.1"), Ready: true}},
+	}}}
+	if _, err := p.Sync(ctx, &state); err != nil {
+		panic(err)
+	}
+	// The tampering, as ipvsadm -D and ip addr del would do it.
+	ipvsFake.DeleteService(ctx, ipvs.ServiceKey{Protocol: ipvs.TCP, Addr: vip, Port: 80})
+	link.Unbind(ctx, proxier.DefaultLinkName, vip)
+
+	rep, err := p.Reconcile(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(rep)
+	fmt.Print(ipvsFake.Dump())
+	rep, _ = p.Reconcile(ctx)
+	fmt.Println("drift after the repair:", len(rep.Drift))
+	// Output:
+	// ipvs: virtual server tcp 198.18.100.1:80: missing
+	// addresses: address 198.18.100.1 on kube-ipvs0: missing
+	// -A -t 198.18.100.1:80 -s rr
+	// -a -t 198.18.100.1:80 -r 198.18.1.1:8080 -m -w 1
+	// drift after the repair: 0
 }

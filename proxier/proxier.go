@@ -29,9 +29,10 @@ type Proxier struct {
 	ct    Conntrack // nil: no flow cleanup
 
 	mu       sync.Mutex
-	started  bool     // the link and sysctls were ensured
-	applied  *desired // what the kernel has, as far as the proxier knows
-	readBack bool     // a failed apply left the kernel unknown: read it first
+	started  bool           // the link and sysctls were ensured
+	profile  sysctl.Profile // the sysctl profile start applied
+	applied  *desired       // what the kernel has, as far as the proxier knows
+	readBack bool           // a failed apply left the kernel unknown: read it first
 	// foreign are virtual servers, at keys the State asked for, that the
 	// proxier did not create, as of the last read.
 	foreign map[ipvs.ServiceKey]ipvs.Service
@@ -220,7 +221,7 @@ func (p *Proxier) start(ctx context.Context, res *Result) error {
 	if res.SysctlChanges, err = p.sys.Apply(ctx, profile); err != nil {
 		return opErr(SubsystemSysctl, err)
 	}
-	p.started = true
+	p.started, p.profile = true, profile
 	p.readBack = true // learn what an earlier run left behind, once
 	if p.applied == nil {
 		p.applied = &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}

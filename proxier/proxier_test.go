@@ -70,11 +70,35 @@ func (l *countingLink) Addrs(ctx context.Context, name string) ([]netip.Prefix, 
 	return l.Fake.Addrs(ctx, name)
 }
 
-// fakeRules records the rulesets applied to it.
+// fakeRules records the rulesets applied to it. drift is what Check
+// reports, until a Repair clears it.
 type fakeRules struct {
 	applied []*iptables.Ruleset
 	fail    bool
 	cleaned int
+	drift   []iptables.Drift
+	checks  int
+	repairs int
+	// failRepair makes the next Repair fail.
+	failRepair bool
+}
+
+func (f *fakeRules) Check(ctx context.Context) ([]iptables.Drift, error) {
+	f.checks++
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return slices.Clone(f.drift), nil
+}
+
+func (f *fakeRules) Repair(ctx context.Context) error {
+	f.repairs++
+	if f.failRepair {
+		f.failRepair = false
+		return errors.New("injected repair failure")
+	}
+	f.drift = nil
+	return nil
 }
 
 func (f *fakeRules) Apply(ctx context.Context, r *iptables.Ruleset) error {

@@ -15,6 +15,11 @@ type Rules interface {
 	Render(r *iptables.Ruleset) (string, error)
 	// Cleanup removes every object the back end owns, and nothing else.
 	Cleanup(ctx context.Context) error
+	// Check reports how the owned objects differ from what was last
+	// applied, changing nothing (Reconcile).
+	Check(ctx context.Context) ([]iptables.Drift, error)
+	// Repair rewrites every owned object from what was last applied.
+	Repair(ctx context.Context) error
 }
 
 // defaultMasqueradeBit is kube-proxy's: mark 0x4000.
