@@ -65,6 +65,10 @@ func nftTampers() []nftTamper {
 	return []nftTamper{
 		{name: "table deleted", cmds: []string{"delete table {fam} ipvskit"},
 			want: func(f Family) []wantDrift { return []wantDrift{{obj(f, "table", ""), "missing", 0, 0}} }},
+		{name: "table made dormant", cmds: []string{"add table {fam} ipvskit { flags dormant; }"},
+			want: func(f Family) []wantDrift {
+				return []wantDrift{{obj(f, "table", ""), "dormant (flags 0x1), want active", 0, 0}}
+			}},
 		{name: "set flushed", cmds: []string{"flush set {fam} ipvskit cluster-ip"},
 			want: func(f Family) []wantDrift {
 				return []wantDrift{{obj(f, "set", "cluster-ip"), "3 members missing", 3, 0}}

@@ -43,10 +43,19 @@ func (b *nftBackend) readDrift(r *Ruleset) ([]Drift, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !slices.ContainsFunc(tables, func(t *nftables.Table) bool { return t.Name == b.table.Name }) {
+	i := slices.IndexFunc(tables, func(t *nftables.Table) bool { return t.Name == b.table.Name })
+	if i < 0 {
 		return []Drift{{Object: "table " + strings.TrimSpace(prefix), Problem: "missing"}}, nil
 	}
 	var out []Drift
+	if f := tables[i].Flags; f != 0 {
+		// Dormant turns the whole table off.
+		problem := fmt.Sprintf("flags %#x, want none", uint32(f))
+		if f&nftables.TableFlagDormant != 0 {
+			problem = fmt.Sprintf("dormant (flags %#x), want active", uint32(f))
+		}
+		out = append(out, Drift{Object: "table " + strings.TrimSpace(prefix), Problem: problem})
+	}
 	sets, err := b.conn.GetSets(b.table)
 	if err != nil {
 		return nil, err

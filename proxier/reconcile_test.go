@@ -323,3 +323,16 @@ func TestReconcileIsSerialisedWithSync(t *testing.T) {
 	}
 	wantReport(t, r.reconcile(t))
 }
+
+// The IPv6 link-local address the kernel gives the VIP link while it is up
+// is not a VIP: Reconcile neither reports nor removes it.
+func TestReconcileLeavesTheLinkLocalAddress(t *testing.T) {
+	r := newRig(t, nil)
+	r.sync(t, oneService())
+	must(t, r.link.Fake.AddAddr(DefaultLinkName, netip.MustParsePrefix("fe80::1/64")))
+	before := r.snapshot()
+	wantReport(t, r.reconcile(t))
+	if r.snapshot() != before {
+		t.Fatalf("Reconcile changed the link:\n%s", r.link.Dump())
+	}
+}
