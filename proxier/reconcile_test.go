@@ -1,8 +1,11 @@
 package proxier
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -334,5 +337,81 @@ func TestReconcileLeavesTheLinkLocalAddress(t *testing.T) {
 	wantReport(t, r.reconcile(t))
 	if r.snapshot() != before {
 		t.Fatalf("Reconcile changed the link:\n%s", r.link.Dump())
+	}
+}
+
+// A draining destination (weight 0) is part of what was applied: one whose
+// weight someone raised is set back to 0; one someone deleted is not put
+// back, and its drain ends (Drain no longer waits for it).
+func TestReconcileAndDrainingDestinations(t *testing.T) {
+	r, _ := drainRig(t, nil)
+	r.sync(t, oneService())
+	r.sync(t, without(oneService(), "web", a("198.18.1.1")))
+	if r.p.draining.len() != 1 {
+		t.Fatalf("draining %d, want 1", r.p.draining.len())
+	}
+	ctx := context.Background()
+	d := webDest("198.18.1.1")
+	d.Weight = 1
+	must(t, r.ipvs.Fake.UpdateDestination(ctx, webKey(), d))
+	wantReport(t, r.reconcile(t), "ipvs: destination tcp 198.18.100.1:80 -> 198.18.1.1:8080: weight 1, want 0")
+	if !strings.Contains(r.ipvs.Dump(), "-r 198.18.1.1:8080 -m -w 0") || r.p.draining.len() != 1 {
+		t.Fatalf("the draining destination is not back at weight 0 (draining %d):\n%s", r.p.draining.len(), r.ipvs.Dump())
+	}
+
+	must(t, r.ipvs.Fake.DeleteDestination(ctx, webKey(), ep1Key))
+	before := r.ipvs.Dump()
+	wantReport(t, r.reconcile(t))
+	if got := r.ipvs.Dump(); got != before || r.p.draining.len() != 0 {
+		t.Fatalf("a deleted draining destination: draining %d, ipvs\n%s", r.p.draining.len(), got)
+	}
+	if res := r.drain(t); len(res.Ended) != 0 || res.Draining != 0 {
+		t.Fatalf("Drain after Reconcile ended %v", ends(res))
+	}
+	if res := r.sync(t, without(oneService(), "web", a("198.18.1.1"))); !res.Plan.Empty() {
+		t.Fatalf("the sync after Reconcile is not a no-op:\n%v", res.Plan)
+	}
+}
+
+// The Observer gets a *ReconcileEvent per call with the repairs by
+// subsystem, and the Logger a line per drift.
+func TestReconcileIsObserved(t *testing.T) {
+	var events []*ReconcileEvent
+	var logs bytes.Buffer
+	r := newRig(t, &Config{
+		Observer: ObserverFunc(func(e Event) {
+			if re, ok := e.(*ReconcileEvent); ok {
+				events = append(events, re)
+			}
+		}),
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	r.sync(t, oneService())
+	ctx := context.Background()
+	must(t, r.ipvs.Fake.DeleteService(ctx, webKey()))
+	must(t, r.link.Fake.Unbind(ctx, DefaultLinkName, a("198.18.100.1")))
+	r.rules.drift = []iptables.Drift{{Object: "set KUBE-CLUSTER-IP", Problem: "missing"}, {Object: "chain nat KUBE-SERVICES", Problem: "missing"}}
+	r.reconcile(t)
+	r.reconcile(t)
+	if len(events) != 2 {
+		t.Fatalf("%d events, want 2", len(events))
+	}
+	want := map[Subsystem]int{SubsystemIPVS: 1, SubsystemAddresses: 1, SubsystemSets: 1, SubsystemRules: 1}
+	if got := events[0].Repairs; !maps.Equal(got, want) || events[0].Err != nil || events[0].Duration <= 0 {
+		t.Errorf("first event: repairs %v (want %v), err %v, duration %v", got, want, events[0].Err, events[0].Duration)
+	}
+	if len(events[1].Repairs) != 0 {
+		t.Errorf("second event: repairs %v, want none", events[1].Repairs)
+	}
+	out := logs.String()
+	for _, w := range []string{
+		`level=WARN msg="proxier: drift" subsystem=ipvs object="virtual server tcp 198.18.100.1:80" problem=missing`,
+		`level=WARN msg="proxier: drift" subsystem=sets object="set KUBE-CLUSTER-IP" problem=missing family=IPv4`,
+		`level=INFO msg="proxier: reconciled" repairs=4`,
+		`level=DEBUG msg="proxier: reconciled, no drift"`,
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("log lacks %q:\n%s", w, out)
+		}
 	}
 }
