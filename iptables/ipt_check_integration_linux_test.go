@@ -115,7 +115,9 @@ func TestIntegrationIPTablesCheckTampering(t *testing.T) {
 					ipt := strings.TrimSuffix(fl.binary(f, "save"), "-save")
 					ns.Exec(t, ipt, "-N", "FOREIGN")
 					ns.Exec(t, ipt, "-A", "FOREIGN", "-j", "ACCEPT")
-					ns.Exec(t, ipt, "-A", "INPUT", "-p", "tcp", "--dport", "22", "-j", "ACCEPT")
+					// Address matches only: the VM rig's kernel has no xt_tcpudp.
+					foreignSrc := map[Family][2]string{IPv4: {"198.18.99.1", "198.18.99.2"}, IPv6: {"2001:db8::99:1", "2001:db8::99:2"}}[f]
+					ns.Exec(t, ipt, "-A", "INPUT", "-s", foreignSrc[0], "-j", "ACCEPT")
 					ns.Exec(t, "ipset", "create", "KUBE-FOREIGN", "hash:ip", "family", map[Family]string{IPv4: "inet", IPv6: "inet6"}[f])
 					b := newIPT(t, ns, f, fl)
 					r := sampleFor(t, f, fl, Options{})
@@ -135,7 +137,7 @@ func TestIntegrationIPTablesCheckTampering(t *testing.T) {
 					}
 					// Foreign changes: never reported, never undone.
 					ns.Exec(t, ipt, "-F", "FOREIGN")
-					ns.Exec(t, ipt, "-A", "INPUT", "-p", "tcp", "--dport", "23", "-j", "ACCEPT")
+					ns.Exec(t, ipt, "-A", "INPUT", "-s", foreignSrc[1], "-j", "ACCEPT")
 					ns.Exec(t, "ipset", "add", "KUBE-FOREIGN", map[Family]string{IPv4: "198.18.99.1", IPv6: "2001:db8::99"}[f])
 					foreign := foreignLines(ns.Exec(t, fl.binary(f, "save")) + ns.Exec(t, "ipset", "save", "KUBE-FOREIGN"))
 
