@@ -53,6 +53,11 @@ type ReconcileReport struct {
 	// Drift lists each difference, in the order of the repairs: sysctls,
 	// rules, the VIP link, then virtual servers and VIPs.
 	Drift []Drift
+	// ConntrackDeleted is how many stale UDP and SCTP flows were deleted
+	// (with Deps.Conntrack): those of the datagram frontends the repair
+	// re-created, gave destinations back to, or took destinations from,
+	// and those a Sync left pending.
+	ConntrackDeleted int
 }
 
 // String lists the drift, one per line.
@@ -76,6 +81,11 @@ func (r *ReconcileReport) String() string {
 // servers, links, tables, chains and sets are not read, so never reported
 // nor changed. Repairs follow Sync's order: rules before virtual servers,
 // VIPs bound last.
+//
+// With Deps.Conntrack, the stale flows of the UDP and SCTP frontends the
+// repair re-created, gave destinations back to or took destinations from
+// are deleted afterwards, as after a Sync: a client that kept sending while
+// its virtual server was gone would otherwise never be answered.
 //
 // The kernel is read once per subsystem: the sysctls of the profile, each
 // back end's Check, the VIP link's addresses, and the virtual servers the
@@ -113,7 +123,10 @@ func (p *Proxier) Reconcile(ctx context.Context) (rep *ReconcileReport, err erro
 		p.applied = union(p.applied, nil)
 		return rep, err
 	}
-	return rep, nil
+	res := &Result{}
+	err = p.cleanFlows(ctx, res) // failed ones stay pending for the next Sync
+	rep.ConntrackDeleted = res.ConntrackDeleted
+	return rep, err
 }
 
 // checkOthers reads the sysctls, the rules and the VIP link, adds their
@@ -194,6 +207,11 @@ func (p *Proxier) repair(ctx context.Context, rep *ReconcileReport, rules map[Fa
 	plan := makePlan(have, p.applied)
 	if plan.Empty() {
 		return nil
+	}
+	if p.ct != nil {
+		// A datagram frontend re-created or given its destinations back
+		// may hold flows made while it was gone (see conntrack.go).
+		staleFrontends(have, plan, p.ctPending)
 	}
 	var ph Phases
 	return p.apply(ctx, plan, &ph)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
 )
 
 // reconcileState is oneService plus a sticky service and a node port, so
@@ -413,5 +414,30 @@ func TestReconcileIsObserved(t *testing.T) {
 		if !strings.Contains(out, w) {
 			t.Errorf("log lacks %q:\n%s", w, out)
 		}
+	}
+}
+
+// A UDP virtual server someone deleted holds, once re-created, the flows
+// its clients made meanwhile (no NAT, never answered): Reconcile deletes
+// them, as a Sync does for a new frontend.
+func TestReconcileDeletesStaleFlowsOfARecreatedFrontend(t *testing.T) {
+	r := newCTRig(t)
+	r.sync(t, udpState("198.18.1.1"))
+	dns := ipvs.ServiceKey{Family: ipvs.IPv4, Protocol: ipvs.UDP, Addr: a("198.18.100.1"), Port: 53}
+	must(t, r.p.ipvs.(*ipvstest.Fake).DeleteService(context.Background(), dns))
+	meanwhile := udpFlow(2000, "198.18.100.1:53", "198.18.100.1:53") // answered by nothing
+	answered := udpFlow(2001, "198.18.102.1:53", "198.18.1.1:5353")  // another frontend's
+	must(t, r.ct.Add(meanwhile, answered))
+	rep, err := r.p.Reconcile(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantReport(t, rep, "ipvs: virtual server udp 198.18.100.1:53: missing")
+	if rep.ConntrackDeleted != 1 || !slices.Equal(r.ct.Flows(), sortedFlows(answered)) {
+		t.Fatalf("deleted %d, left %v; want the re-created frontend's flow gone", rep.ConntrackDeleted, r.ct.Flows())
+	}
+	dumps := r.ct.Dumps()
+	if rep, err := r.p.Reconcile(context.Background()); err != nil || len(rep.Drift) != 0 || r.ct.Dumps() != dumps {
+		t.Fatalf("a Reconcile without drift: %v %v, %d dumps", rep, err, r.ct.Dumps()-dumps)
 	}
 }
