@@ -3,6 +3,7 @@ package proxier
 import (
 	"context"
 	"errors"
+	"net"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ipvskit/ipvskit/conntrack"
 )
 
 // driftCase is one tampering of the node with the reference tools: the
@@ -23,6 +26,8 @@ type driftCase struct {
 	want   []string
 	// tools are the reference tools (driftTools) that show the repair.
 	tools []string
+	// repaired, if set, checks more once the repair is done.
+	repaired func(t *testing.T, rep *ReconcileReport)
 }
 
 // TestIntegrationReconcile tampers, in the VM, with everything a Proxier
@@ -32,7 +37,9 @@ type driftCase struct {
 // drift and repairs it, the traffic works again, a second Reconcile finds
 // nothing, the reference tools show what they showed after the sync, and
 // the foreign objects (a virtual server made with ipvsadm, an nft table, an
-// ipset, an iptables chain) are untouched.
+// ipset, an iptables chain) are untouched. The Proxier cleans up conntrack:
+// a UDP socket that sent while its virtual server was gone is answered
+// once Reconcile re-creates it.
 func TestIntegrationReconcile(t *testing.T) {
 	for _, be := range []Backend{NFTables, IPTables} {
 		t.Run(be.String(), func(t *testing.T) { testReconcile(t, be) })
@@ -45,6 +52,10 @@ func testReconcile(t *testing.T, be Backend) {
 	// Masquerade-all: the backends see the node's address, so a lost
 	// masquerade rule shows in the traffic.
 	k := tp.newProxier(t, Config{Backend: be, MasqueradeAll: true})
+	ct, err := conntrack.New(&conntrack.Config{NetNS: tp.node.Handle()})
+	must(t, err)
+	t.Cleanup(func() { ct.Close() })
+	k.p.ct = ct // as Deps.Conntrack does; newProxier is shared with tests without it
 	c1, b1, b2 := tp.clients[0], tp.backends[0], tp.backends[1]
 	k.sync(t, State{Services: map[string]Service{
 		"web": {
@@ -57,8 +68,9 @@ func testReconcile(t *testing.T, be Backend) {
 			Ports:      []Port{portHTTP},
 			Endpoints:  tp.endpoints(true, false, []int{1}),
 		},
+		"dns": tp.udpService("198.18.100.3", 0, 0),
 	}})
-	web, api := ap("198.18.100.1:80"), ap("198.18.100.2:80")
+	web, api, dns := ap("198.18.100.1:80"), ap("198.18.100.2:80"), ap("198.18.100.3:53")
 	each := func(n int, hs ...*host) map[string]int {
 		m := map[string]int{}
 		for _, h := range hs {
@@ -72,6 +84,7 @@ func testReconcile(t *testing.T, be Backend) {
 		wantCounts(t, "TCP to web", rs, each(2, b1, b2))
 		wantPeers(t, "TCP to web", rs, b1.nodeV4, b2.nodeV4)
 		wantCounts(t, "TCP to api", c1.tcp(t, api, 1), each(1, b2))
+		wantCounts(t, "UDP to dns", c1.udp(t, dns, 1), each(1, b1))
 	}
 	refused := func(t *testing.T) {
 		t.Helper()
@@ -111,56 +124,69 @@ func testReconcile(t *testing.T, be Backend) {
 	ipvsTools, vipTools := []string{"ipvsadm"}, []string{"addr", "ipvsadm"}
 	cases := []driftCase{
 		{"ipvsadm -d", "ipvsadm -d -t 198.18.100.1:80 -r 198.18.11.2:8080", onlyFrom(b2),
-			[]string{"ipvs: destination tcp 198.18.100.1:80 -> 198.18.11.2:8080: missing"}, ipvsTools},
+			[]string{"ipvs: destination tcp 198.18.100.1:80 -> 198.18.11.2:8080: missing"}, ipvsTools, nil},
 		{"ipvsadm -e weight", "ipvsadm -e -t 198.18.100.1:80 -r 198.18.12.2:8080 -m -w 0", onlyFrom(b1),
-			[]string{"ipvs: destination tcp 198.18.100.1:80 -> 198.18.12.2:8080: weight 0, want 1"}, ipvsTools},
+			[]string{"ipvs: destination tcp 198.18.100.1:80 -> 198.18.12.2:8080: weight 0, want 1"}, ipvsTools, nil},
 		{"ipvsadm -E", "ipvsadm -E -t 198.18.100.1:80 -s wrr -p 600", func(t *testing.T) {
 			if got := count(c1.tcp(t, web, 4)); len(got) != 1 {
 				t.Fatalf("with persistence one client reached %v, want one backend", got)
 			}
-		}, []string{"ipvs: virtual server tcp 198.18.100.1:80: scheduler wrr, want rr; persistence 10m0s, want 0s"}, ipvsTools},
+		}, []string{"ipvs: virtual server tcp 198.18.100.1:80: scheduler wrr, want rr; persistence 10m0s, want 0s"}, ipvsTools, nil},
 		{"ipvsadm -D", "ipvsadm -D -t 198.18.100.1:80", refused,
-			[]string{"ipvs: virtual server tcp 198.18.100.1:80: missing"}, ipvsTools},
+			[]string{"ipvs: virtual server tcp 198.18.100.1:80: missing"}, ipvsTools, nil},
 		{"ip addr del", "ip addr del 198.18.100.1/32 dev kube-ipvs0", unreachable,
-			[]string{"addresses: address 198.18.100.1 on kube-ipvs0: missing"}, vipTools},
+			[]string{"addresses: address 198.18.100.1 on kube-ipvs0: missing"}, vipTools, nil},
 		{"ip link del", "ip link del kube-ipvs0", unreachable, []string{
 			"addresses: link kube-ipvs0: missing",
 			"addresses: address 198.18.100.1 on kube-ipvs0: missing",
 			"addresses: address 198.18.100.2 on kube-ipvs0: missing",
-		}, vipTools},
+			"addresses: address 198.18.100.3 on kube-ipvs0: missing",
+		}, vipTools, nil},
 		{"sysctl", "sysctl -qw net.ipv4.vs.conntrack=0\necho 0 > /proc/sys/net/ipv4/vs/expire_nodest_conn", unmasqueraded, []string{
 			`sysctl: net/ipv4/vs/conntrack: "0", want "1"`,
 			`sysctl: net/ipv4/vs/expire_nodest_conn: "0", want "1"`,
-		}, []string{"sysctl"}},
+		}, []string{"sysctl"}, nil},
 	}
+	var stuck net.Conn
+	cases = append(cases, driftCase{"ipvsadm -D udp", "ipvsadm -D -u 198.18.100.3:53", func(t *testing.T) {
+		// Sent to a VIP without its virtual server: the node answers
+		// port unreachable, and the flow's conntrack entry has no NAT.
+		stuck = c1.dialUDP(t, dns)
+		unanswered(t, "UDP to dns without its virtual server", stuck, 2)
+	}, []string{"ipvs: virtual server udp 198.18.100.3:53: missing"}, ipvsTools, func(t *testing.T, rep *ReconcileReport) {
+		if rep.ConntrackDeleted == 0 {
+			t.Errorf("Reconcile deleted no conntrack entry")
+		}
+		askUntil(t, "the socket that sent while dns was gone", stuck, b1)
+	}})
 	switch be {
 	case NFTables:
 		cases = append(cases,
 			driftCase{"nft flush set", "nft flush set ip ipvskit cluster-ip", refused, []string{
-				"sets IPv4: set ip ipvskit cluster-ip: 2 members missing (198.18.100.1 . tcp . 80; 198.18.100.2 . tcp . 80)",
-			}, rulesTools},
+				"sets IPv4: set ip ipvskit cluster-ip: 3 members missing (198.18.100.1 . tcp . 80; 198.18.100.2 . tcp . 80; 198.18.100.3 . udp . 53)",
+			}, rulesTools, nil},
 			driftCase{"nft flush chain", "nft flush chain ip ipvskit masquerading", unmasqueraded, []string{
 				"rules IPv4: chain ip ipvskit masquerading: 4 rules missing (ip daddr . meta l4proto . th dport . ip saddr @loop-back masquerade...",
-			}, rulesTools},
+			}, rulesTools, nil},
 			driftCase{"nft delete table", "nft delete table ip ipvskit", unmasqueraded, []string{
 				"rules IPv4: table ip ipvskit: missing",
-			}, rulesTools},
+			}, rulesTools, nil},
 		)
 	case IPTables:
 		ipt := "iptables-" + k.flavor.String()
 		cases = append(cases,
 			driftCase{"ipset flush", "ipset flush KUBE-CLUSTER-IP", refused, []string{
-				"sets IPv4: set KUBE-CLUSTER-IP: 2 members missing (198.18.100.1,tcp:80; 198.18.100.2,tcp:80)",
-			}, rulesTools},
+				"sets IPv4: set KUBE-CLUSTER-IP: 3 members missing (198.18.100.1,tcp:80; 198.18.100.2,tcp:80; 198.18.100.3,udp:53)",
+			}, rulesTools, nil},
 			driftCase{"ipset destroy", "ipset destroy KUBE-NODE-PORT-UDP", nil, []string{
 				"sets IPv4: set KUBE-NODE-PORT-UDP: missing",
-			}, rulesTools},
+			}, rulesTools, nil},
 			driftCase{"iptables -F", ipt + " -t nat -F KUBE-POSTROUTING", unmasqueraded, []string{
 				"rules IPv4: chain nat KUBE-POSTROUTING: 3 rules missing (-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN...",
-			}, rulesTools},
+			}, rulesTools, nil},
 			driftCase{"iptables -D jump", ipt + ` -t nat -D PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`, unmasqueraded, []string{
 				"rules IPv4: jump nat PREROUTING -> KUBE-SERVICES: missing",
-			}, rulesTools},
+			}, rulesTools, nil},
 		)
 	}
 	for _, c := range cases {
@@ -175,6 +201,9 @@ func testReconcile(t *testing.T, be Backend) {
 			}
 			wantLines(t, rep, c.want)
 			works(t)
+			if c.repaired != nil {
+				c.repaired(t, rep)
+			}
 			if rep, err := k.p.Reconcile(context.Background()); err != nil || len(rep.Drift) != 0 {
 				t.Fatalf("the second Reconcile: %v\n%v", err, rep)
 			}
