@@ -506,6 +506,10 @@ func (m *memRules) Cleanup(ctx context.Context) error {
 	return nil
 }
 
+// Check and Repair: memory does not drift.
+func (m *memRules) Check(context.Context) ([]iptables.Drift, error) { return nil, nil }
+func (m *memRules) Repair(context.Context) error                    { return nil }
+
 func (m *memRules) dump() string {
 	if m.cur == nil {
 		return ""

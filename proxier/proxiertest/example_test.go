@@ -17,9 +17,11 @@ import (
 // noRules stands in for a netfilter back end in this example.
 type noRules struct{}
 
-func (noRules) Apply(context.Context, *iptables.Ruleset) error { return nil }
-func (noRules) Render(*iptables.Ruleset) (string, error)       { return "", nil }
-func (noRules) Cleanup(context.Context) error                  { return nil }
+func (noRules) Apply(context.Context, *iptables.Ruleset) error  { return nil }
+func (noRules) Render(*iptables.Ruleset) (string, error)        { return "", nil }
+func (noRules) Cleanup(context.Context) error                   { return nil }
+func (noRules) Check(context.Context) ([]iptables.Drift, error) { return nil, nil }
+func (noRules) Repair(context.Context) error                    { return nil }
 
 // A Proxier over wrapped fakes: list the operations of a sync, fail one of
 // them, and see the next sync converge.

@@ -29,3 +29,21 @@ func (w *rulesDep) Cleanup(ctx context.Context) error {
 
 // Render only renders text: not an operation.
 func (w *rulesDep) Render(r *iptables.Ruleset) (string, error) { return w.next.Render(r) }
+
+// Check reads the owned objects (Reconcile): one operation.
+func (w *rulesDep) Check(ctx context.Context) ([]iptables.Drift, error) {
+	var drift []iptables.Drift
+	err := w.in.single(proxier.SubsystemRules, w.fam, "Rules.Check", fmt.Sprintf("check the %v rules", w.fam),
+		func() error {
+			var err error
+			drift, err = w.next.Check(ctx)
+			return err
+		}, same)
+	return drift, err
+}
+
+// Repair rewrites the owned objects (Reconcile): one operation.
+func (w *rulesDep) Repair(ctx context.Context) error {
+	return w.in.single(proxier.SubsystemRules, w.fam, "Rules.Repair", fmt.Sprintf("repair the %v rules", w.fam),
+		func() error { return w.next.Repair(ctx) }, same)
+}

@@ -32,3 +32,8 @@ func keys(p sysctl.Profile) string {
 	}
 	return strings.Join(ks, ", ")
 }
+
+func (w *sysctlDep) Check(ctx context.Context, p sysctl.Profile) ([]sysctl.Change, error) {
+	return valued(w.in, proxier.SubsystemSysctl, "Sysctls.Check", "check a profile: "+keys(p),
+		func() ([]sysctl.Change, error) { return w.next.Check(ctx, p) }, same)
+}
