@@ -123,8 +123,8 @@ func (p *Proxier) observeSync(start time.Time, res *Result, errp *error) {
 	if pl := res.Plan; pl != nil {
 		ev.Ops[SubsystemIPVS] = pl.IPVSAdd.Len() + pl.IPVSDelete.Len()
 		ev.Ops[SubsystemAddresses] = len(pl.Bind) + len(pl.Unbind)
-		ev.Ops[SubsystemRules] = len(pl.Rules) + len(pl.RulesAfter)
 	}
+	ev.Ops[SubsystemSets], ev.Ops[SubsystemRules] = res.SetElements, res.RuleWrites
 	ev.Ops[SubsystemSysctl] = len(res.SysctlChanges)
 	ev.Draining = res.Draining
 	ev.Ops[SubsystemConntrack] = res.ConntrackDeleted
@@ -140,7 +140,7 @@ func (p *Proxier) observeSync(start time.Time, res *Result, errp *error) {
 			l.Warn("proxier: sync failed", "error", err, "subsystem", string(ev.ErrSubsystem), "duration", ev.Duration)
 		case res.Plan != nil && !res.Plan.Empty():
 			l.Info("proxier: synced", "duration", ev.Duration, "ipvsOps", ev.Ops[SubsystemIPVS],
-				"addressOps", ev.Ops[SubsystemAddresses], "ruleOps", ev.Ops[SubsystemRules],
+				"addressOps", ev.Ops[SubsystemAddresses], "setOps", ev.Ops[SubsystemSets], "ruleOps", ev.Ops[SubsystemRules],
 				"virtualServers", ev.VirtualServers, "vips", ev.VIPs)
 		default:
 			l.Debug("proxier: synced, nothing to change", "duration", ev.Duration)

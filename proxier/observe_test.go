@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ipvskit/ipvskit/iptables"
 )
 
 func TestObserverSeesEverySyncWithItsPhasesOpsAndErrors(t *testing.T) {
@@ -90,5 +93,29 @@ func TestSyncEventCountsDrainingDestinations(t *testing.T) {
 	r.sync(t, s)
 	if got == nil || got.Draining != 1 {
 		t.Errorf("event %+v, want Draining 1", got)
+	}
+}
+
+// statsRules is a back end that reports its work, as package iptables's do.
+type statsRules struct{ *fakeRules }
+
+func (statsRules) LastStats() iptables.ApplyStats {
+	return iptables.ApplyStats{ElementsAdded: 3, ElementsDeleted: 1, RuleWrites: 2, SetsTime: time.Millisecond}
+}
+
+func TestSetsAndRulesAreCountedFromTheBackEndsStats(t *testing.T) {
+	var got *SyncEvent
+	r := newRig(t, nil)
+	p, err := New(&Config{Observer: ObserverFunc(func(e Event) { got, _ = e.(*SyncEvent) })},
+		Deps{IPVS: r.ipvs, Link: r.link, Sysctls: r.sys, Rules: map[Family]Rules{IPv4: statsRules{r.rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Sync(context.Background(), ptr(oneService()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Ops[SubsystemSets] != 4 || got.Ops[SubsystemRules] != 2 || res.Phases.Sets != time.Millisecond {
+		t.Errorf("ops %v, sets phase %v; want 4 set elements, 2 rule writes, 1ms", got.Ops, res.Phases.Sets)
 	}
 }

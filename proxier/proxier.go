@@ -100,6 +100,11 @@ type Result struct {
 	// Draining is how many destinations are draining after the sync (the
 	// drain queue's length; see Drain).
 	Draining int
+	// SetElements and RuleWrites are what the netfilter back ends sent:
+	// set members added or deleted, and rule writes (iptables-restore runs
+	// or nftables chain and rule messages). A back end that does not
+	// report them (see iptables.ApplyStats) counts one write per Apply.
+	SetElements, RuleWrites int
 	// ConntrackDeleted is how many stale UDP and SCTP flows the sync
 	// deleted (see Deps.Conntrack).
 	ConntrackDeleted int
@@ -110,7 +115,8 @@ type Phases struct {
 	Validate  time.Duration // checking the State
 	Plan      time.Duration // computing the wanted kernel state and the diff
 	Start     time.Duration // first sync: VIP link, sysctls, reading back what it owns
-	Rules     time.Duration // netfilter rules and sets, before and after
+	Sets      time.Duration // netfilter set elements (when the back end tells them apart)
+	Rules     time.Duration // netfilter rules (and sets, when not told apart), before and after
 	IPVS      time.Duration // virtual servers and destinations
 	Addresses time.Duration // binding and unbinding VIPs on the VIP link
 	Conntrack time.Duration // deleting stale flows
@@ -188,7 +194,7 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 		// Before applying: a failed apply leaves them pending too.
 		staleFrontends(p.applied, plan, p.ctPending)
 	}
-	if err := p.apply(ctx, plan, &res.Phases); err != nil {
+	if err := p.apply(ctx, plan, res); err != nil {
 		p.readBack = true
 		// What it may now own, to read back; rules unknown. A virtual
 		// server that could not be added because it exists is someone
@@ -231,10 +237,11 @@ func (p *Proxier) start(ctx context.Context, res *Result) error {
 
 // apply sends the plan phase by phase: additions (virtual servers, then
 // VIPs), then removals (VIPs, then virtual servers).
-func (p *Proxier) apply(ctx context.Context, pl *Plan, ph *Phases) error {
+func (p *Proxier) apply(ctx context.Context, pl *Plan, res *Result) error {
+	ph := &res.Phases
 	t := time.Now()
 	lap := func(d *time.Duration) { now := time.Now(); *d += now.Sub(t); t = now }
-	if err := p.applyRules(ctx, pl.Rules); err != nil {
+	if err := p.applyRules(ctx, pl.Rules, res); err != nil {
 		return err
 	}
 	lap(&ph.Rules)
@@ -267,17 +274,36 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan, ph *Phases) error {
 		}
 	}
 	lap(&ph.IPVS)
-	err := p.applyRules(ctx, pl.RulesAfter)
+	err := p.applyRules(ctx, pl.RulesAfter, res)
 	lap(&ph.Rules)
 	return err
 }
 
-func (p *Proxier) applyRules(ctx context.Context, m map[Family]*iptables.Ruleset) error {
+// statsReporter is a netfilter back end that says what its last Apply sent:
+// both of package iptables do.
+type statsReporter interface{ LastStats() iptables.ApplyStats }
+
+// applyRules applies each family's ruleset in m. What the back ends report
+// of their work goes into res: set elements and rule writes, and the time
+// spent on sets, which moves from the Rules phase to the Sets phase.
+func (p *Proxier) applyRules(ctx context.Context, m map[Family]*iptables.Ruleset, res *Result) error {
 	for _, f := range []Family{IPv4, IPv6} {
-		if r := m[f]; r != nil {
-			if err := p.rules[f].Apply(ctx, r); err != nil {
-				return opErr(SubsystemRules, fmt.Errorf("%v: %w", f, err))
-			}
+		r := m[f]
+		if r == nil {
+			continue
+		}
+		err := p.rules[f].Apply(ctx, r)
+		if sr, ok := p.rules[f].(statsReporter); ok {
+			st := sr.LastStats()
+			res.SetElements += st.ElementsAdded + st.ElementsDeleted
+			res.RuleWrites += st.RuleWrites
+			res.Phases.Sets += st.SetsTime
+			res.Phases.Rules -= st.SetsTime
+		} else {
+			res.RuleWrites++ // all we know: one Apply
+		}
+		if err != nil {
+			return opErr(SubsystemRules, fmt.Errorf("%v: %w", f, err))
 		}
 	}
 	return nil

@@ -213,8 +213,7 @@ func (p *Proxier) repair(ctx context.Context, rep *ReconcileReport, rules map[Fa
 		// may hold flows made while it was gone (see conntrack.go).
 		staleFrontends(have, plan, p.ctPending)
 	}
-	var ph Phases
-	return p.apply(ctx, plan, &ph)
+	return p.apply(ctx, plan, &Result{})
 }
 
 // endVanishedDrains ends the drain of every draining destination have

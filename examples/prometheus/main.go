@@ -1,7 +1,9 @@
 // Command prometheus runs ipvskit as a long-lived node agent and exports what
 // it does to Prometheus: it re-reads a proxier.State (JSON, as in
-// examples/minimal) and syncs it on a timer and on SIGHUP, and serves
-// /metrics on a loopback address. Run it as root on a kernel with IPVS.
+// examples/minimal) and syncs it on a timer and on SIGHUP, drains removed
+// TCP endpoints, deletes stale UDP flows, reconciles what others changed on
+// a slower timer, and serves /metrics on a loopback address. Run it as root
+// on a kernel with IPVS.
 //
 //	go run . -listen 127.0.0.1:9099 state.json
 //
@@ -25,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ipvskit/ipvskit/conntrack"
 	"github.com/ipvskit/ipvskit/dummy"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
@@ -34,18 +37,24 @@ import (
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:9099", "address for /metrics")
-	syncEvery := flag.Duration("sync-period", 30*time.Second, "time between syncs")
+	var t timers
+	flag.DurationVar(&t.sync, "sync-period", 30*time.Second, "time between syncs")
+	flag.DurationVar(&t.drain, "drain-period", 5*time.Second, "time between drain checks")
+	flag.DurationVar(&t.reconcile, "reconcile-period", time.Minute, "time between reconciles")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(ctx, log, flag.Arg(0), *listen, *syncEvery); err != nil {
+	if err := run(ctx, log, flag.Arg(0), *listen, t); err != nil {
 		log.Error("agent failed", "error", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, log *slog.Logger, path, listen string, syncEvery time.Duration) error {
+// timers are the agent's periods.
+type timers struct{ sync, drain, reconcile time.Duration }
+
+func run(ctx context.Context, log *slog.Logger, path, listen string, t timers) error {
 	if path == "" {
 		return errors.New("usage: prometheus [flags] state.json")
 	}
@@ -68,20 +77,32 @@ func run(ctx context.Context, log *slog.Logger, path, listen string, syncEvery t
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	tick := time.NewTicker(syncEvery)
-	defer tick.Stop()
-	for {
-		// A failed sync is logged and observed; the next one repairs it.
+	syncTick, drainTick, reconcileTick := time.NewTicker(t.sync), time.NewTicker(t.drain), time.NewTicker(t.reconcile)
+	defer syncTick.Stop()
+	defer drainTick.Stop()
+	defer reconcileTick.Stop()
+	// Failures are logged and observed by the proxier itself; the next
+	// call reads back what it owns and converges.
+	sync := func() {
 		if st, err := readState(path); err != nil {
 			log.Error("reading state", "path", path, "error", err)
 		} else {
 			_, _ = p.Sync(ctx, st)
 		}
+	}
+	sync()
+	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-tick.C:
+		case <-syncTick.C:
+			sync()
 		case <-hup:
+			sync()
+		case <-drainTick.C:
+			_, _ = p.Drain(ctx)
+		case <-reconcileTick.C:
+			_, _ = p.Reconcile(ctx)
 		}
 	}
 }
@@ -130,7 +151,13 @@ func newProxier(cfg *proxier.Config) (*proxier.Proxier, func(), error) {
 		return nil, nil, err
 	}
 	closers = append(closers, rules.Close)
-	p, err := proxier.New(cfg, proxier.Deps{IPVS: ipvsc, Link: link, Sysctls: sys,
+	ct, err := conntrack.New(nil)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	closers = append(closers, ct.Close)
+	p, err := proxier.New(cfg, proxier.Deps{IPVS: ipvsc, Link: link, Sysctls: sys, Conntrack: ct,
 		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: rules}})
 	if err != nil {
 		closeAll()

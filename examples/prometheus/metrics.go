@@ -87,8 +87,9 @@ func (m *Metrics) Observe(e proxier.Event) {
 		m.syncDuration.Observe(e.Duration.Seconds())
 		for phase, d := range map[string]float64{
 			"validate": e.Phases.Validate.Seconds(), "plan": e.Phases.Plan.Seconds(),
-			"start": e.Phases.Start.Seconds(), "rules": e.Phases.Rules.Seconds(),
+			"start": e.Phases.Start.Seconds(), "sets": e.Phases.Sets.Seconds(), "rules": e.Phases.Rules.Seconds(),
 			"ipvs": e.Phases.IPVS.Seconds(), "addresses": e.Phases.Addresses.Seconds(),
+			"conntrack": e.Phases.Conntrack.Seconds(),
 		} {
 			m.phaseDuration.WithLabelValues(phase).Observe(d)
 		}
