@@ -165,7 +165,9 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 	lap(&res.Phases.Validate)
 	want := compute(s, &p.cfg)
 	lap(&res.Phases.Plan)
-	if !p.started {
+	// After a failure the kernel is unknown: the VIP link may be gone too
+	// (someone deleted it), so it is ensured again before the read back.
+	if !p.started || p.readBack {
 		if err := p.start(ctx, res); err != nil {
 			return res, err
 		}

@@ -276,3 +276,26 @@ func TestDualStackTurnsOnIPv6Forwarding(t *testing.T) {
 		}
 	}
 }
+
+func TestASyncAfterAFailureRecreatesADeletedVIPLink(t *testing.T) {
+	r := newRig(t, nil)
+	r.sync(t, oneService())
+	r.ipvs.failNext = true
+	s := oneService()
+	web := s.Services["web"]
+	web.Endpoints = append(web.Endpoints, Endpoint{Addr: a("198.18.1.3"), Ready: true})
+	s.Services["web"] = web
+	if _, err := r.p.Sync(context.Background(), &s); err == nil {
+		t.Fatal("injected failure not reported")
+	}
+	if err := r.link.Fake.Delete(context.Background(), DefaultLinkName); err != nil {
+		t.Fatal(err)
+	}
+	res := r.sync(t, s)
+	if !res.LinkCreated {
+		t.Error("the VIP link was not re-created")
+	}
+	if addrs, _ := r.link.LinkAddrs(DefaultLinkName); len(addrs) != 1 {
+		t.Errorf("VIP link addresses %v", addrs)
+	}
+}
