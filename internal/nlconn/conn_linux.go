@@ -219,15 +219,20 @@ func (c *Conn) do(ctx context.Context, op string, f func(s *sock) error) error {
 // *Error; a call cut short by ctx wraps ctx.Err().
 func (c *Conn) Execute(ctx context.Context, m netlink.Message) ([]netlink.Message, error) {
 	var replies []netlink.Message
+	if m.Header.Flags&netlink.Dump == netlink.Dump {
+		err := c.Dump(ctx, m, func(h netlink.Header, data []byte) error {
+			replies = append(replies, netlink.Message{Header: h, Data: append([]byte(nil), data...)})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return replies, nil
+	}
 	err := c.do(ctx, "execute", func(s *sock) error {
 		c.seq++
 		seq := c.seq
-		dump := m.Header.Flags&netlink.Dump == netlink.Dump
-		flags := m.Header.Flags | netlink.Request
-		if !dump {
-			flags |= netlink.Acknowledge
-		}
-		s.out = appendMessage(s.out[:0], m.Header.Type, flags, seq, s.pid, m.Data)
+		s.out = appendMessage(s.out[:0], m.Header.Type, m.Header.Flags|netlink.Request|netlink.Acknowledge, seq, s.pid, m.Data)
 		if err := s.send(s.out); err != nil {
 			return err
 		}
@@ -254,15 +259,7 @@ func (c *Conn) Execute(ctx context.Context, m netlink.Message) ([]netlink.Messag
 					if kerr != nil {
 						return kerr
 					}
-					if !dump {
-						return nil
-					}
-				case h.Type == nlmsgDone && dump:
-					kerr, _ := parseError(h, data)
-					if kerr != nil {
-						return kerr
-					}
-					return nil
+					return nil // the ack
 				default:
 					replies = append(replies, netlink.Message{Header: h, Data: append([]byte(nil), data...)})
 				}
