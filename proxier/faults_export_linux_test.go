@@ -8,10 +8,7 @@ import (
 	"time"
 
 	"github.com/ipvskit/ipvskit/conntrack"
-	"github.com/ipvskit/ipvskit/dummy"
 	"github.com/ipvskit/ipvskit/iptables"
-	"github.com/ipvskit/ipvskit/ipvs"
-	"github.com/ipvskit/ipvskit/sysctl"
 )
 
 // FaultRig lends the VM topology and its checks (vmrig_linux_test.go,
@@ -41,34 +38,11 @@ func NewFaultRig(t *testing.T) *FaultRig {
 // t ends.
 func (r *FaultRig) Deps(t *testing.T, cfg Config) Deps {
 	t.Helper()
-	h := r.tp.node.Handle()
-	ipvsc, err := ipvs.New(&ipvs.Config{NetNS: h})
-	must(t, err)
-	t.Cleanup(func() { ipvsc.Close() })
-	link, err := dummy.New(&dummy.Config{NetNS: h})
-	must(t, err)
-	t.Cleanup(func() { link.Close() })
-	sys, err := sysctl.New(&sysctl.Config{NetNS: h})
-	must(t, err)
-	t.Cleanup(func() { sys.Close() })
-	ct, err := conntrack.New(&conntrack.Config{NetNS: h})
+	d := r.tp.nodeDeps(t, cfg, r.flavor)
+	ct, err := conntrack.New(&conntrack.Config{NetNS: r.tp.node.Handle()})
 	must(t, err)
 	t.Cleanup(func() { ct.Close() })
-	d := Deps{IPVS: ipvsc, Link: link, Sysctls: sys, Conntrack: ct, Rules: map[Family]Rules{}}
-	for f := range enabledFamilies(&cfg) {
-		switch cfg.Backend {
-		case NFTables:
-			nft, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: h, Family: ruleFamily(f)})
-			must(t, err)
-			t.Cleanup(func() { nft.Close() })
-			d.Rules[f] = nft
-		case IPTables:
-			ipt, err := iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: ruleFamily(f), Flavor: r.flavor})
-			must(t, err)
-			t.Cleanup(func() { ipt.Close() })
-			d.Rules[f] = ipt
-		}
-	}
+	d.Conntrack = ct
 	return d
 }
 

@@ -316,39 +316,50 @@ type nodeKit struct {
 // clients, as a restarted program would.
 func (tp *topology) newProxier(t *testing.T, cfg Config) *nodeKit {
 	t.Helper()
-	h := tp.node.Handle()
-	k := &nodeKit{rules: map[Family]Rules{}}
+	d := tp.nodeDeps(t, cfg, iptables.FlavorAuto)
+	k := &nodeKit{ipvs: d.IPVS.(*ipvs.Client), rules: d.Rules}
+	for _, r := range d.Rules {
+		if ipt, ok := r.(*iptables.IPTables); ok {
+			k.flavor = ipt.Flavor()
+		}
+	}
 	var err error
-	k.ipvs, err = ipvs.New(&ipvs.Config{NetNS: h})
+	k.p, err = New(&cfg, d)
 	must(t, err)
-	t.Cleanup(func() { k.ipvs.Close() })
+	return k
+}
+
+// nodeDeps opens fresh kernel clients in the node namespace for cfg, with
+// the iptables back end in flavor fl, closed when t ends. Conntrack is
+// left unset.
+func (tp *topology) nodeDeps(t *testing.T, cfg Config, fl iptables.Flavor) Deps {
+	t.Helper()
+	h := tp.node.Handle()
+	ipvsc, err := ipvs.New(&ipvs.Config{NetNS: h})
+	must(t, err)
+	t.Cleanup(func() { ipvsc.Close() })
 	link, err := dummy.New(&dummy.Config{NetNS: h})
 	must(t, err)
 	t.Cleanup(func() { link.Close() })
 	sys, err := sysctl.New(&sysctl.Config{NetNS: h})
 	must(t, err)
 	t.Cleanup(func() { sys.Close() })
-	fams := cfg.Families
-	if len(fams) == 0 {
-		fams = []Family{IPv4}
-	}
-	for _, f := range fams {
+	d := Deps{IPVS: ipvsc, Link: link, Sysctls: sys, Rules: map[Family]Rules{}}
+	for f := range enabledFamilies(&cfg) {
 		switch cfg.Backend {
 		case NFTables:
 			r, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: h, Family: ruleFamily(f)})
 			must(t, err)
 			t.Cleanup(func() { r.Close() })
-			k.rules[f] = r
+			d.Rules[f] = r
 		case IPTables:
-			r, err := iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: ruleFamily(f), Flavor: iptables.FlavorAuto})
+			r, err := iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: ruleFamily(f), Flavor: fl})
 			must(t, err)
 			t.Cleanup(func() { r.Close() })
-			k.rules[f], k.flavor = r, r.Flavor()
+			d.Rules[f] = r
 		}
 	}
-	k.p, err = New(&cfg, Deps{IPVS: k.ipvs, Link: link, Sysctls: sys, Rules: k.rules})
-	must(t, err)
-	return k
+	return d
 }
 
 // ipvsConns returns the client addresses in the node's IPVS connection
