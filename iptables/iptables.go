@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ipvskit/ipvskit/internal/names"
 	"github.com/ipvskit/ipvskit/ipset"
 	"github.com/vishvananda/netns"
 )
@@ -58,6 +59,16 @@ type IPTablesConfig struct {
 	// Flavor chooses legacy or nft binaries; zero means FlavorAuto,
 	// decided once at construction.
 	Flavor Flavor
+	// Instance names this back end's objects and marks them as its own:
+	// chains and ipsets start with the instance upper-cased ("IPVSKIT-"),
+	// and every rule it writes carries the comment "ipvskit:<instance>".
+	// Empty means DefaultInstance. 1-12 bytes of a-z, 0-9 and inner '-',
+	// starting with a letter; "kube" and "docker" are refused.
+	Instance string
+	// KubeProxyNames uses kube-proxy's chain and ipset names (KUBE-*) in
+	// place of the instance's, for taking over a kube-proxy node. The
+	// objects still carry the instance's mark.
+	KubeProxyNames bool
 }
 
 // IPTables is the iptables back end: the ruleset as kube-proxy's IPVS mode
@@ -82,6 +93,12 @@ func NewIPTables(cfg *IPTablesConfig) (*IPTables, error) {
 	}
 	if !c.Family.valid() {
 		return nil, &ValidationError{Field: "IPTablesConfig.Family", Value: c.Family.String(), Reason: "must be IPv4 or IPv6"}
+	}
+	if c.Instance == "" {
+		c.Instance = names.DefaultInstance
+	}
+	if err := names.CheckInstance(c.Instance); err != nil {
+		return nil, &ValidationError{Field: "IPTablesConfig.Instance", Value: c.Instance, Reason: err.Error()}
 	}
 	if c.Flavor > FlavorNFT {
 		return nil, &ValidationError{Field: "IPTablesConfig.Flavor", Value: c.Flavor.String(), Reason: "unknown flavor"}
@@ -124,6 +141,13 @@ func (t *IPTables) Repair(ctx context.Context) error { return t.b.repair(ctx) }
 // nothing to compare with and it reports nothing.
 func (t *IPTables) Check(ctx context.Context) ([]Drift, error) { return t.b.check(ctx) }
 
+// Owned reads the kernel back, changing nothing: it checks that each chain
+// and ipset the back end writes is either absent or carries its mark (a
+// *ForeignError names the first that does not), and returns a Ruleset whose
+// VirtualServers and IPVSIPs sets hold what the kernel's owned ipsets hold
+// (nil if the back end has written nothing yet).
+func (t *IPTables) Owned(ctx context.Context) (*Ruleset, error) { return t.b.owned(ctx) }
+
 // LastStats returns what the last Apply, ApplyFull or Repair sent and
 // where its time went.
 func (t *IPTables) LastStats() ApplyStats { return t.b.lastStats() }
@@ -145,6 +169,7 @@ type Backend interface {
 	ApplyFull(ctx context.Context, r *Ruleset) error
 	Repair(ctx context.Context) error
 	Check(ctx context.Context) ([]Drift, error)
+	Owned(ctx context.Context) (*Ruleset, error)
 	LastStats() ApplyStats
 	Cleanup(ctx context.Context) error
 	Render(r *Ruleset) (string, error)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/nftables"
+	"github.com/ipvskit/ipvskit/internal/names"
 	"github.com/mdlayher/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -65,7 +66,7 @@ func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
 	if cfg.Family == IPv6 {
 		fam = nftables.TableFamilyIPv6
 	}
-	b.table = &nftables.Table{Name: cfg.Table, Family: fam}
+	b.table = &nftables.Table{Name: names.Table(cfg.Instance, cfg.KubeProxyNames), Family: fam}
 	if _, err := conn.ListTablesOfFamily(fam); err != nil {
 		conn.CloseLasting()
 		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EPROTONOSUPPORT) || errors.Is(err, unix.ENOENT) {
@@ -77,6 +78,11 @@ func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
 		return cleanupIPTablesObjects(ctx, cfg.NetNS, cfg.Family)
 	}
 	return b, nil
+}
+
+// owned is NFTables.Owned (to be completed: the table's mark is not checked yet).
+func (b *nftBackend) owned(ctx context.Context) (*Ruleset, error) {
+	return nil, nil
 }
 
 func (b *nftBackend) close() error { return b.conn.CloseLasting() }

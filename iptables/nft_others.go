@@ -9,7 +9,10 @@ import (
 )
 
 // nftBackend exists only on Linux.
-type nftBackend struct{ cfg NFTablesConfig }
+type nftBackend struct {
+	cfg   NFTablesConfig
+	table struct{ Name string }
+}
 
 func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
 	return nil, fmt.Errorf("nftables back end on %s: %w", runtime.GOOS, ErrNotSupported)
@@ -20,6 +23,7 @@ func (b *nftBackend) repair(ctx context.Context) error                       { r
 func (b *nftBackend) cleanup(ctx context.Context) error                      { return b.unsupported() }
 func (b *nftBackend) close() error                                           { return nil }
 func (b *nftBackend) check(ctx context.Context) ([]Drift, error)             { return nil, b.unsupported() }
+func (b *nftBackend) owned(ctx context.Context) (*Ruleset, error)            { return nil, b.unsupported() }
 func (b *nftBackend) lastStats() ApplyStats                                  { return ApplyStats{} }
 
 func (b *nftBackend) unsupported() error {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/ipvskit/ipvskit/internal/names"
+
 	"github.com/vishvananda/netns"
 )
 
@@ -20,8 +22,16 @@ type NFTablesConfig struct {
 	// Family is the family of the rulesets this back end applies; zero
 	// means IPv4. The table is in nft family ip (IPv4) or ip6 (IPv6).
 	Family Family
-	// Table is the name of the owned table; empty means DefaultTable.
-	Table string
+	// Instance names the owned table (table ip <instance>) and marks it as
+	// its own: every set in it carries the comment "ipvskit:<instance>".
+	// Empty means DefaultInstance. 1-12 bytes of a-z, 0-9 and inner '-',
+	// starting with a letter; "kube" and "docker" are refused, and so is
+	// any name of a table other programs use (filter, nat, mangle, raw,
+	// security).
+	Instance string
+	// KubeProxyNames names the table "kube-proxy" (kube-proxy's nftables
+	// mode's table), for taking over a kube-proxy node.
+	KubeProxyNames bool
 	// MaxBatchElements bounds the set elements (deletes plus adds) an
 	// incremental sync sends per batch; a larger delta is sent as several
 	// batches, each atomic. Zero means DefaultMaxBatchElements. A full sync
@@ -58,8 +68,8 @@ func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
 	if c.Family == 0 {
 		c.Family = IPv4
 	}
-	if c.Table == "" {
-		c.Table = DefaultTable
+	if c.Instance == "" {
+		c.Instance = names.DefaultInstance
 	}
 	if c.MaxBatchElements == 0 {
 		c.MaxBatchElements = DefaultMaxBatchElements
@@ -67,8 +77,8 @@ func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
 	if !c.Family.valid() {
 		return nil, &ValidationError{Field: "NFTablesConfig.Family", Value: c.Family.String(), Reason: "must be IPv4 or IPv6"}
 	}
-	if err := checkTableName(c.Table); err != nil {
-		return nil, err
+	if err := names.CheckInstance(c.Instance); err != nil {
+		return nil, &ValidationError{Field: "NFTablesConfig.Instance", Value: c.Instance, Reason: err.Error()}
 	}
 	if c.MaxBatchElements < 0 {
 		return nil, &ValidationError{Field: "NFTablesConfig.MaxBatchElements", Value: strconv.Itoa(c.MaxBatchElements), Reason: "must not be negative"}
@@ -104,6 +114,12 @@ func (n *NFTables) Repair(ctx context.Context) error { return n.b.repair(ctx) }
 // costs one dump per set and per chain.
 func (n *NFTables) Check(ctx context.Context) ([]Drift, error) { return n.b.check(ctx) }
 
+// Owned reads the kernel back, changing nothing: it checks that the table
+// is either absent or carries the back end's mark (a *ForeignError if not),
+// and returns a Ruleset whose VirtualServers and IPVSIPs sets hold what the
+// table's sets hold (nil if there is no table).
+func (n *NFTables) Owned(ctx context.Context) (*Ruleset, error) { return n.b.owned(ctx) }
+
 // LastStats returns what the last Apply, ApplyFull or Repair sent and
 // where its time went.
 func (n *NFTables) LastStats() ApplyStats { return n.b.lastStats() }
@@ -113,7 +129,7 @@ func (n *NFTables) LastStats() ApplyStats { return n.b.lastStats() }
 func (n *NFTables) Cleanup(ctx context.Context) error { return n.b.cleanup(ctx) }
 
 // Render returns r as the `nft -f` script a full sync is equivalent to.
-func (n *NFTables) Render(r *Ruleset) (string, error) { return RenderNFT(r, n.b.cfg.Table) }
+func (n *NFTables) Render(r *Ruleset) (string, error) { return RenderNFT(r, n.b.table.Name) }
 
 // Close releases the socket. It does not change the kernel's state.
 func (n *NFTables) Close() error { return n.b.close() }

@@ -50,8 +50,14 @@ const (
 	// ranges do not admit the node: node-originated traffic to them is
 	// dropped (KUBE-IPVS-OUT-FILTER, kubernetes#119656).
 	LBNoNodeAccess
+	// VirtualServers: address, protocol, port of every IPVS virtual server
+	// the proxier owns. No rule reads it: it is the ownership ledger, in the
+	// kernel beside the rules, written before a virtual server is created
+	// and trimmed after it is deleted, so a restarted proxier knows which
+	// virtual servers are its own (see the proxier's package doc).
+	VirtualServers
 
-	numSets = int(LBNoNodeAccess)
+	numSets = int(VirtualServers)
 )
 
 // setDef describes a set: its shape, kube-proxy's ipset name and comment,
@@ -82,6 +88,7 @@ var setDefs = [numSets + 1]setDef{
 	HealthCheckNodePort:    {ShapePort, "KUBE-HEALTH-CHECK-NODE-PORT", "health-check-node-port", "Kubernetes health check node port"},
 	IPVSIPs:                {ShapeAddr, "KUBE-IPVS-IPS", "ipvs-ips", "Addresses on the ipvs interface"},
 	LBNoNodeAccess:         {ShapeAddrPort, "", "lb-no-node-access", "Kubernetes service load balancer ip + port the node may not reach"},
+	VirtualServers:         {ShapeAddrPort, "KUBE-VIRTUAL-SERVERS", "virtual-servers", "ipvskit's IPVS virtual servers (ownership ledger)"},
 }
 
 // Sets returns every SetName, in a fixed order.
