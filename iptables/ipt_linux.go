@@ -100,13 +100,13 @@ func newIPTBackend(cfg *IPTablesConfig) (*iptBackend, error) {
 		return nil, fmt.Errorf("iptables: opening the ipset client: %w", err)
 	}
 	b := &iptBackend{fam: cfg.Family, flavor: fl, sets: sets, run: run, closer: closeNS}
-	b.cleanupOther = func(ctx context.Context) error { return cleanupNFTObjects(ctx, ns, cfg.Family, DefaultTable) }
+	b.cleanupOther = func(ctx context.Context) error { return cleanupNFTObjects(ctx, ns, cfg.Family, cfg.Instance, cfg.KubeProxyNames) }
 	return b, nil
 }
 
 // cleanupIPTablesObjects removes the iptables back end's objects of family
 // fam in namespace ns (used when the nftables back end takes over).
-func cleanupIPTablesObjects(ctx context.Context, ns netns.NsHandle, fam Family) error {
+func cleanupIPTablesObjects(ctx context.Context, ns netns.NsHandle, fam Family, instance string, kubeProxy bool) error {
 	var sets setClient
 	c, err := ipset.New(&ipset.Config{NetNS: ns})
 	switch {

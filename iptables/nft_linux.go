@@ -75,7 +75,7 @@ func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
 		return nil, fmt.Errorf("nftables: listing tables: %w", err)
 	}
 	b.cleanupOther = func(ctx context.Context) error {
-		return cleanupIPTablesObjects(ctx, cfg.NetNS, cfg.Family)
+		return cleanupIPTablesObjects(ctx, cfg.NetNS, cfg.Family, cfg.Instance, cfg.KubeProxyNames)
 	}
 	return b, nil
 }
@@ -362,7 +362,8 @@ func (b *nftBackend) cleanup(ctx context.Context) error {
 // cleanupNFTObjects deletes the nftables back end's table of family fam in
 // namespace ns (used when the iptables back end takes over). A kernel
 // without nf_tables has none.
-func cleanupNFTObjects(ctx context.Context, ns netns.NsHandle, fam Family, table string) error {
+func cleanupNFTObjects(ctx context.Context, ns netns.NsHandle, fam Family, instance string, kubeProxy bool) error {
+	table := names.Table(instance, kubeProxy)
 	deadline := func(c *netlink.Conn) error {
 		if d, ok := ctx.Deadline(); ok {
 			return c.SetDeadline(d)

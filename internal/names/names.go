@@ -29,10 +29,18 @@ const (
 )
 
 // reserved are instance names that would give another program's names:
-// kube-proxy's prefix and Docker's.
+// kube-proxy's prefix, Docker's, and the nftables tables of iptables-nft
+// and of firewalls (kube-proxy's own table, "kube-proxy", has a hyphen
+// after "kube" and is refused with "kube").
 var reserved = map[string]string{
-	"kube":   "kube-proxy's names are opted into with KubeProxyNames",
-	"docker": "Docker's chains start DOCKER",
+	"kube":     "kube-proxy's names are opted into with KubeProxyNames",
+	"docker":   "Docker's chains start DOCKER",
+	"filter":   "the name of iptables-nft's and firewalls' nftables tables",
+	"nat":      "the name of iptables-nft's and firewalls' nftables tables",
+	"mangle":   "the name of iptables-nft's and firewalls' nftables tables",
+	"raw":      "the name of iptables-nft's and firewalls' nftables tables",
+	"security": "the name of iptables-nft's and firewalls' nftables tables",
+	"broute":   "the name of ebtables-nft's nftables table",
 }
 
 // CheckInstance returns why s is not a valid instance name, or nil: 1 to
