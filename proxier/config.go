@@ -9,7 +9,24 @@ import (
 // Config is what is per node rather than per service. The zero value of each
 // field is documented default.
 type Config struct {
-	// LinkName is the dummy link that holds the VIPs; default "kube-ipvs0".
+	// Instance names this Proxier's kernel objects, so that several
+	// Proxiers (and several programs embedding ipvskit) share a namespace:
+	// the VIP link "<instance>0", and, in the back ends built with the same
+	// Instance, the nft table "<instance>" and the chains and ipsets
+	// "<INSTANCE>-*". Empty means DefaultInstance ("ipvskit"). 1-12 bytes of
+	// a-z, 0-9 and inner '-', starting with a letter; names that are other
+	// programs' ("kube", "docker", "filter", "nat", ...) are refused.
+	Instance string
+	// KubeProxyNames uses kube-proxy's names (link ipvskit0; the back
+	// ends' KUBE-* chains and ipsets, or table kube-proxy), an explicit
+	// opt-in for taking over a kube-proxy node. Ownership still goes by the
+	// instance's mark: objects kube-proxy made are never adopted.
+	KubeProxyNames bool
+	// LinkName is the dummy link that holds the VIPs; empty means
+	// "<instance>0" ("ipvskit0"), or "ipvskit0" with KubeProxyNames
+	// (which only KubeProxyNames may name). A link of that name that the
+	// Proxier did not create (the dummy client's mark) is never used,
+	// changed or deleted: the first Sync fails instead.
 	LinkName string
 	// Backend chooses how netfilter rules are written; default NFTables.
 	Backend Backend

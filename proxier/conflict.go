@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -42,16 +41,6 @@ func (e *ConflictError) Error() string {
 
 // Unwrap returns fs.ErrExist.
 func (e *ConflictError) Unwrap() error { return fs.ErrExist }
-
-// ours decides, for a virtual server found in the kernel at a key the State
-// asks for, whether the Proxier may take it over: it applied (or tried to
-// apply) it, or its address is bound on the Proxier's VIP link (an earlier
-// run's), or it is a node port (on a node address no link marks as ours:
-// an earlier run's node ports are taken over, so a foreign virtual server
-// on a node address and node port cannot be told from one).
-func ours(k ipvs.ServiceKey, applied *desired, onLink map[netip.Addr]bool, want *virtualServer) bool {
-	return applied.servers[k] != nil || onLink[k.Addr.Unmap()] || want != nil && want.owner.Kind == NodePort
-}
 
 // conflicts returns a *ConflictError for every virtual server of want that
 // p.foreign holds, in a stable order, or nil.

@@ -92,7 +92,7 @@ func compute(s *State, c *Config) *desired {
 			}
 		}
 	}
-	d.rules = rulesets(s, c, d.vips)
+	d.rules = rulesets(s, c, d.vips, d.servers)
 	return d
 }
 

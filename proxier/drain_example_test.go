@@ -6,6 +6,8 @@ import (
 	"net/netip"
 
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
+	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/iptables/iptablestest"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
 	"github.com/ipvskit/ipvskit/proxier"
@@ -20,7 +22,7 @@ func ExampleProxier_Drain() {
 	ipvsFake := ipvstest.New()
 	p, err := proxier.New(nil, proxier.Deps{
 		IPVS: ipvsFake, Link: dummytest.New(), Sysctls: sysctltest.New(""),
-		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: noRules{}},
+		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: iptablestest.New(iptables.IPv4)},
 	})
 	if err != nil {
 		panic(err)

@@ -7,20 +7,12 @@ import (
 
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
 	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/iptables/iptablestest"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
 	"github.com/ipvskit/ipvskit/proxier"
 	"github.com/ipvskit/ipvskit/sysctl/sysctltest"
 )
-
-// noRules stands in for a netfilter back end in this example.
-type noRules struct{}
-
-func (noRules) Apply(context.Context, *iptables.Ruleset) error  { return nil }
-func (noRules) Render(*iptables.Ruleset) (string, error)        { return "", nil }
-func (noRules) Cleanup(context.Context) error                   { return nil }
-func (noRules) Check(context.Context) ([]iptables.Drift, error) { return nil, nil }
-func (noRules) Repair(context.Context) error                    { return nil }
 
 // A Proxier over the packages' fakes, as a user's unit test would build it:
 // the first Sync creates the service; a second one with an endpoint more
@@ -30,7 +22,7 @@ func Example() {
 	ipvsFake := ipvstest.New()
 	p, err := proxier.New(nil, proxier.Deps{
 		IPVS: ipvsFake, Link: dummytest.New(), Sysctls: sysctltest.New(""),
-		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: noRules{}},
+		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: iptablestest.New(iptables.IPv4)},
 	})
 	if err != nil {
 		panic(err)
@@ -79,7 +71,7 @@ func ExampleProxier_Reconcile() {
 	ipvsFake, link := ipvstest.New(), dummytest.New()
 	p, err := proxier.New(nil, proxier.Deps{
 		IPVS: ipvsFake, Link: link, Sysctls: sysctltest.New(""),
-		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: noRules{}},
+		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: iptablestest.New(iptables.IPv4)},
 	})
 	if err != nil {
 		panic(err)
@@ -107,7 +99,7 @@ func ExampleProxier_Reconcile() {
 	fmt.Println("drift after the repair:", len(rep.Drift))
 	// Output:
 	// ipvs: virtual server tcp 198.18.100.1:80: missing
-	// addresses: address 198.18.100.1 on kube-ipvs0: missing
+	// addresses: address 198.18.100.1 on ipvskit0: missing
 	// -A -t 198.18.100.1:80 -s rr
 	// -a -t 198.18.100.1:80 -r 198.18.1.1:8080 -m -w 1
 	// drift after the repair: 0

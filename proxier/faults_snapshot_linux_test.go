@@ -140,8 +140,8 @@ func TestNormalizeKeepsFactsAndDropsOrder(t *testing.T) {
 	saveA := "# Generated\n*nat\n:PREROUTING ACCEPT [5:300]\n:KUBE-B - [0:0]\n:KUBE-A - [0:0]\n-A KUBE-B -j RETURN\n-A KUBE-A -p tcp -j ACCEPT\n-A KUBE-A -j DROP\nCOMMIT\n*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"
 	saveB := "*filter\n:INPUT ACCEPT [9:9]\nCOMMIT\n*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-A - [0:0]\n:KUBE-B - [0:0]\n-A KUBE-A -p tcp -j ACCEPT\n-A KUBE-A -j DROP\n-A KUBE-B -j RETURN\nCOMMIT\n"
 	saveRulesSwapped := strings.Replace(strings.Replace(saveB, "-A KUBE-A -j DROP\n", "", 1), "-A KUBE-A -p tcp", "-A KUBE-A -j DROP\n-A KUBE-A -p tcp", 1)
-	addrA := "5: kube-ipvs0    inet 198.18.100.2/32 scope global kube-ipvs0\n5: kube-ipvs0    inet 198.18.100.1/32 scope global kube-ipvs0\n2: eth0    inet 198.18.20.1/24\n"
-	addrB := "9: kube-ipvs0    inet 198.18.100.1/32 scope global kube-ipvs0\n9: kube-ipvs0    inet 198.18.100.2/32 scope global kube-ipvs0\n"
+	addrA := "5: ipvskit0    inet 198.18.100.2/32 scope global ipvskit0\n5: ipvskit0    inet 198.18.100.1/32 scope global ipvskit0\n2: eth0    inet 198.18.20.1/24\n"
+	addrB := "9: ipvskit0    inet 198.18.100.1/32 scope global ipvskit0\n9: ipvskit0    inet 198.18.100.2/32 scope global ipvskit0\n"
 	ipsetA := "create KUBE-X hash:ip family inet hashsize 1024 initval 0x1234abcd\nadd KUBE-X 198.18.0.2\nadd KUBE-X 198.18.0.1\n"
 	ipsetB := "create KUBE-X hash:ip family inet hashsize 1024 initval 0x99999999\nadd KUBE-X 198.18.0.1\nadd KUBE-X 198.18.0.2\n"
 	for _, c := range []struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/ipvskit/ipvskit/conntrack/conntracktest"
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
 	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/iptables/iptablestest"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
 	"github.com/ipvskit/ipvskit/proxier"
@@ -360,7 +361,7 @@ type world struct {
 	ipvs  *ipvstest.Fake
 	link  *dummytest.Fake
 	sys   *sysctltest.Fake
-	rules map[proxier.Family]*memRules
+	rules map[proxier.Family]*iptablestest.Fake
 	ct    *conntracktest.Fake
 }
 
@@ -397,7 +398,7 @@ var (
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{ipvs: ipvstest.New(), link: dummytest.New(), sys: sysctltest.New(""),
-		rules: map[proxier.Family]*memRules{proxier.IPv4: {fam: iptables.IPv4}, proxier.IPv6: {fam: iptables.IPv6}},
+		rules: map[proxier.Family]*iptablestest.Fake{proxier.IPv4: iptablestest.New(iptables.IPv4), proxier.IPv6: iptablestest.New(iptables.IPv6)},
 		ct:    conntracktest.New()}
 	ctx := context.Background()
 	for _, err := range []error{
@@ -437,7 +438,7 @@ func (w *world) tables() string {
 	lines := strings.Split(strings.TrimSpace(w.ipvs.Dump()), "\n")
 	slices.Sort(lines)
 	return "### ipvs\n" + strings.Join(lines, "\n") + "\n### links\n" + w.link.Dump() + "### sysctl\n" + w.sys.Dump() +
-		"### rules IPv4\n" + w.rules[proxier.IPv4].dump() + "### rules IPv6\n" + w.rules[proxier.IPv6].dump()
+		"### rules IPv4\n" + w.rules[proxier.IPv4].Dump() + "### rules IPv6\n" + w.rules[proxier.IPv6].Dump()
 }
 
 func (w *world) checkForeign(t *testing.T) {
@@ -477,46 +478,4 @@ func diff(want, got string) string {
 		return "the same lines in another order; want:\n" + want + "\ngot:\n" + got
 	}
 	return b.String()
-}
-
-// memRules is a netfilter back end's kernel state in memory: the last
-// ruleset applied (validated as a back end would), or nothing.
-type memRules struct {
-	fam iptables.Family
-	cur *iptables.Ruleset
-}
-
-func (m *memRules) Apply(ctx context.Context, r *iptables.Ruleset) error {
-	if err := r.Validate(); err != nil {
-		return err
-	}
-	if r.Family != m.fam {
-		return fmt.Errorf("memRules: a %v ruleset for the %v back end", r.Family, m.fam)
-	}
-	m.cur = r.Clone()
-	return nil
-}
-
-func (m *memRules) Render(r *iptables.Ruleset) (string, error) {
-	return iptables.RenderNFT(r, iptables.DefaultTable)
-}
-
-func (m *memRules) Cleanup(ctx context.Context) error {
-	m.cur = nil
-	return nil
-}
-
-// Check and Repair: memory does not drift.
-func (m *memRules) Check(context.Context) ([]iptables.Drift, error) { return nil, nil }
-func (m *memRules) Repair(context.Context) error                    { return nil }
-
-func (m *memRules) dump() string {
-	if m.cur == nil {
-		return ""
-	}
-	s, err := m.Render(m.cur)
-	if err != nil {
-		return "# " + err.Error() + "\n"
-	}
-	return s
 }

@@ -53,14 +53,14 @@ func TestInitialPlanAddsEverythingThenBinds(t *testing.T) {
 	if len(p.Bind) != 1 || p.Bind[0] != a("198.18.100.1") || p.IPVSDelete.Len() != 0 || len(p.Unbind) != 0 {
 		t.Errorf("plan %+v", p)
 	}
-	text, err := p.render("kube-ipvs0")
+	text, err := p.render("ipvskit0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []string{
 		"-A -t 198.18.100.1:80 -s rr",
 		"-a -t 198.18.100.1:80 -r 198.18.1.1:8080 -m -w 1",
-		"ip addr add 198.18.100.1/32 dev kube-ipvs0",
+		"ip addr add 198.18.100.1/32 dev ipvskit0",
 	} {
 		if !strings.Contains(text, line) {
 			t.Errorf("rendered plan lacks %q:\n%s", line, text)
@@ -123,7 +123,7 @@ func TestRemovedServiceIsUnboundThenDeleted(t *testing.T) {
 	if len(p.Unbind) != 1 || p.Unbind[0] != a("198.18.100.1") || p.IPVSAdd.Len() != 0 {
 		t.Errorf("plan %+v", p)
 	}
-	text, _ := p.render("kube-ipvs0")
+	text, _ := p.render("ipvskit0")
 	if strings.Index(text, "ip addr del") > strings.Index(text, "-D -t") {
 		t.Errorf("a VIP must be unbound before its virtual server is deleted:\n%s", text)
 	}

@@ -9,13 +9,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ipvskit/ipvskit/internal/names"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/sysctl"
 )
 
-// DefaultLinkName is the VIP link's name when Config.LinkName is empty.
-const DefaultLinkName = "kube-ipvs0"
+// DefaultInstance is the instance name when Config.Instance is empty.
+const DefaultInstance = names.DefaultInstance
+
+// DefaultLinkName is the VIP link's name when Config.LinkName and
+// Config.Instance are empty.
+const DefaultLinkName = "ipvskit0"
 
 // Proxier makes a network namespace serve a State. It remembers what it last
 // applied and sends only the difference; a sync with no change sends nothing.
@@ -43,6 +48,13 @@ type Proxier struct {
 	// ctPending are the datagram frontends whose stale flows are still to
 	// be deleted (see conntrack.go).
 	ctPending map[ipvs.ServiceKey]bool
+	// ledger is the ownership ledger start read, for the read back that
+	// follows it; nil otherwise.
+	ledger *ledger
+	// refused are keys whose virtual server someone else created between
+	// a read and an add: in the ledger (written before the add) but never
+	// ours.
+	refused map[ipvs.ServiceKey]bool
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
@@ -80,11 +92,14 @@ func New(cfg *Config, deps Deps) (*Proxier, error) {
 		}
 	}
 	c := *cfg
+	if c.Instance == "" {
+		c.Instance = DefaultInstance
+	}
 	if c.LinkName == "" {
-		c.LinkName = DefaultLinkName
+		c.LinkName = names.Link(c.Instance, c.KubeProxyNames)
 	}
 	return &Proxier{cfg: c, ipvs: deps.IPVS, link: deps.Link, sys: deps.Sysctls, rules: deps.Rules, now: time.Now,
-		ct: deps.Conntrack, ctPending: map[ipvs.ServiceKey]bool{}}, nil
+		ct: deps.Conntrack, ctPending: map[ipvs.ServiceKey]bool{}, refused: map[ipvs.ServiceKey]bool{}}, nil
 }
 
 // Result says what a Sync did.
@@ -204,6 +219,7 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 		p.applied = union(p.applied, want)
 		for _, k := range existing(err) {
 			delete(p.applied.servers, k)
+			p.refused[k] = true
 		}
 		return res, err
 	}
@@ -214,9 +230,17 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 	return res, nil
 }
 
-// start ensures the VIP link and the sysctl profile (with IPv6 forwarding
-// when IPv6 is served), once.
+// start reads the ownership ledger, ensures the VIP link and the sysctl
+// profile (with IPv6 forwarding when IPv6 is served), once, and after a
+// failure.
 func (p *Proxier) start(ctx context.Context, res *Result) error {
+	// The ledger first: it proves the back ends' objects are ours (or
+	// absent) before the link or a sysctl is touched.
+	l, err := p.readLedger(ctx, false)
+	if err != nil {
+		return err
+	}
+	p.ledger = l
 	created, err := p.link.Ensure(ctx, p.cfg.LinkName)
 	if err != nil {
 		return opErr(SubsystemAddresses, fmt.Errorf("VIP link %s: %w", p.cfg.LinkName, err))
@@ -311,27 +335,39 @@ func (p *Proxier) applyRules(ctx context.Context, m map[Family]*iptables.Ruleset
 	return nil
 }
 
-// read returns the kernel's copy of what the proxier may own: the virtual
-// servers it applied or wants, with their destinations, and every address
-// on its VIP link. Virtual servers on those addresses are its own (an
-// earlier run's that the State no longer has are read, so that the plan
-// deletes them, as Cleanup would); other virtual servers it never made are
-// not read, so they are never changed. One at a key the State wants that is
-// not the proxier's (see ours) goes into p.foreign, and Sync refuses to
-// apply over it.
+// read returns the kernel's copy of what the proxier owns: the virtual
+// servers and VIPs in its ledger (see ledger) or applied by this Proxier,
+// with their destinations. Nothing else is read, so nothing else is ever
+// changed: another program's virtual server on one of its VIPs at another
+// port, a link-local or foreign address on its link. A virtual server at a
+// key the State wants that is not the proxier's goes into p.foreign, and
+// Sync refuses to apply over it (a *ConflictError) before sending anything.
 func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
-	owned := union(p.applied, want)
-	// The rules are not read: each back end re-creates what it owns on the
-	// next Apply after a failure, and p.applied.rules is nil by then.
-	have := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}, rules: p.applied.rules}
+	l := p.ledger
+	p.ledger = nil
+	if l == nil {
+		var err error
+		if l, err = p.readLedger(ctx, false); err != nil {
+			return nil, err
+		}
+	}
+	// The rules are known where the last apply of a family succeeded;
+	// elsewhere (a restart, a failure) they are the ledger as read, so the
+	// plan keeps its members until the removals are done.
+	have := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}, rules: l.rules}
+	for f, r := range p.applied.rules {
+		if r != nil {
+			have.rules[f] = r
+		}
+	}
 	addrs, err := p.link.Addrs(ctx, p.cfg.LinkName)
 	if err != nil {
 		return nil, opErr(SubsystemAddresses, fmt.Errorf("reading VIP link %s: %w", p.cfg.LinkName, err))
 	}
-	onLink := map[netip.Addr]bool{}
 	for _, a := range addrs {
-		have.vips[a.Addr()] = true
-		onLink[a.Addr().Unmap()] = true
+		if vipOnLink(a) && (l.vips[a.Addr()] || p.applied.vips[a.Addr()]) {
+			have.vips[a.Addr()] = true
+		}
 	}
 	svcs, err := p.ipvs.Services(ctx)
 	if err != nil {
@@ -340,27 +376,28 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 	p.foreign = nil
 	for _, si := range svcs {
 		k := si.Service.Key()
-		if owned.servers[k] == nil {
-			if !onLink[k.Addr.Unmap()] {
-				continue // not ours: never read, never changed
-			}
-			// On an address of its VIP link: an earlier run's virtual
-			// server that the State no longer has. Read, so the plan
-			// deletes it.
-			owned.servers[k] = &virtualServer{}
+		mine := p.applied.servers[k]
+		if mine == nil && l.servers[k] && !p.refused[k] {
+			mine = &virtualServer{} // an earlier run's
 		}
-		if !ours(k, p.applied, onLink, want.servers[k]) {
-			if p.foreign == nil {
-				p.foreign = map[ipvs.ServiceKey]ipvs.Service{}
+		if mine == nil {
+			if want.servers[k] != nil {
+				if p.foreign == nil {
+					p.foreign = map[ipvs.ServiceKey]ipvs.Service{}
+				}
+				p.foreign[k] = si.Service
 			}
-			p.foreign[k] = si.Service
-			continue
+			continue // not ours: never read, never changed
 		}
 		dis, err := p.ipvs.Destinations(ctx, k)
 		if err != nil {
 			return nil, opErr(SubsystemIPVS, fmt.Errorf("reading: %w", err))
 		}
-		vs := &virtualServer{svc: si.Service, dests: map[ipvs.DestinationKey]ipvs.Destination{}, owner: owned.servers[k].owner}
+		owner := mine.owner
+		if w := want.servers[k]; w != nil {
+			owner = w.owner
+		}
+		vs := &virtualServer{svc: si.Service, dests: map[ipvs.DestinationKey]ipvs.Destination{}, owner: owner}
 		for _, di := range dis {
 			vs.dests[di.Key()] = di.Destination
 		}
@@ -387,26 +424,25 @@ func union(x, y *desired) *desired {
 }
 
 // Cleanup removes everything the proxier owns and nothing else: the virtual
-// servers it applied and any virtual server on an address of its VIP link,
-// the VIP link itself, and each back end's rules and sets. Virtual servers
-// elsewhere (another program's, or a NodePort of an earlier run that this
-// Proxier never applied) are left alone. The next Sync starts afresh.
+// servers in its ledger or applied by this Proxier, the VIP link (if it
+// carries the link client's mark), and each back end's marked rules and
+// sets. Another program's objects, even of the proxier's names, are left
+// alone. The next Sync starts afresh.
 func (p *Proxier) Cleanup(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	owned := map[ipvs.ServiceKey]bool{}
+	l, err := p.readLedger(ctx, true)
+	if err != nil {
+		return fmt.Errorf("cleanup: %w", err)
+	}
+	owned := l.servers
+	for k := range p.refused {
+		delete(owned, k) // someone else's, though the ledger has it
+	}
 	if p.applied != nil {
 		for k := range p.applied.servers {
 			owned[k] = true
 		}
-	}
-	addrs, err := p.link.Addrs(ctx, p.cfg.LinkName)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return opErr(SubsystemAddresses, fmt.Errorf("cleanup: reading VIP link %s: %w", p.cfg.LinkName, err))
-	}
-	onLink := map[netip.Addr]bool{}
-	for _, a := range addrs {
-		onLink[a.Addr()] = true
 	}
 	svcs, err := p.ipvs.Services(ctx)
 	if err != nil {
@@ -414,20 +450,21 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 	}
 	var b ipvs.Batch
 	for _, si := range svcs {
-		if k := si.Service.Key(); owned[k] || onLink[k.Addr] {
+		if k := si.Service.Key(); owned[k] {
 			b.DeleteService(k)
 		}
 	}
-	// The virtual servers go before the link: the link's addresses are
-	// what marks an earlier run's virtual servers as ours, so a Cleanup
-	// that fails part way still finds them when it is run again, by this
-	// Proxier or another (as kube-proxy, which flushes IPVS first).
+	// The virtual servers go before the link and the rules: the ledger is
+	// in the rules, so a Cleanup that fails part way still finds them when
+	// it is run again, by this Proxier or another.
 	if b.Len() > 0 {
 		if err := p.ipvs.Apply(ctx, &b); err != nil {
 			return opErr(SubsystemIPVS, fmt.Errorf("cleanup: %w", err))
 		}
 	}
-	if err := p.link.Delete(ctx, p.cfg.LinkName); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// A link of the name that is not ours (fs.ErrExist) stays, as does
+	// every address on it.
+	if err := p.link.Delete(ctx, p.cfg.LinkName); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrExist) {
 		return opErr(SubsystemAddresses, fmt.Errorf("cleanup: deleting VIP link %s: %w", p.cfg.LinkName, err))
 	}
 	for _, f := range []Family{IPv4, IPv6} {
@@ -437,6 +474,6 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 			}
 		}
 	}
-	p.started, p.applied, p.readBack, p.foreign, p.draining = false, nil, false, nil, nil
+	p.started, p.applied, p.readBack, p.foreign, p.draining, p.ledger = false, nil, false, nil, nil, nil
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
 	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/iptables/iptablestest"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
 	"github.com/ipvskit/ipvskit/sysctl"
@@ -81,6 +82,8 @@ type fakeRules struct {
 	repairs int
 	// failRepair makes the next Repair fail.
 	failRepair bool
+	// mem is what the kernel holds (Owned reads its ledger).
+	mem *iptablestest.Fake
 }
 
 func (f *fakeRules) Check(ctx context.Context) ([]iptables.Drift, error) {
@@ -107,7 +110,10 @@ func (f *fakeRules) Apply(ctx context.Context, r *iptables.Ruleset) error {
 		return errors.New("injected rules failure")
 	}
 	f.applied = append(f.applied, r.Clone())
-	return nil
+	if f.mem == nil {
+		f.mem = iptablestest.New(r.Family)
+	}
+	return f.mem.Apply(ctx, r)
 }
 
 func (f *fakeRules) Render(r *iptables.Ruleset) (string, error) {
@@ -116,7 +122,18 @@ func (f *fakeRules) Render(r *iptables.Ruleset) (string, error) {
 
 func (f *fakeRules) Cleanup(ctx context.Context) error {
 	f.cleaned++
-	return nil
+	if f.mem == nil {
+		return ctx.Err()
+	}
+	return f.mem.Cleanup(ctx)
+}
+
+// Owned reads the ledger of what the "kernel" holds.
+func (f *fakeRules) Owned(ctx context.Context) (*iptables.Ruleset, error) {
+	if f.mem == nil {
+		return nil, ctx.Err()
+	}
+	return f.mem.Owned(ctx)
 }
 
 func (f *fakeRules) last() *iptables.Ruleset {
@@ -247,7 +264,7 @@ func TestPlanIsADryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(pl.String(), "-A -t 198.18.100.1:80 -s rr") || !strings.Contains(pl.String(), "ip addr add 198.18.100.1/32 dev kube-ipvs0") || r.ipvs.calls != 0 || len(r.link.Links()) != 0 {
+	if !strings.Contains(pl.String(), "-A -t 198.18.100.1:80 -s rr") || !strings.Contains(pl.String(), "ip addr add 198.18.100.1/32 dev ipvskit0") || r.ipvs.calls != 0 || len(r.link.Links()) != 0 {
 		t.Errorf("plan %q; ipvs calls %d; links %v", pl.String(), r.ipvs.calls, r.link.Links())
 	}
 }

@@ -30,7 +30,7 @@ type Drift struct {
 	Family Family
 	// Object names what differs: "virtual server tcp 198.18.0.1:80",
 	// "destination tcp 198.18.0.1:80 -> 198.18.1.1:8080", "link
-	// kube-ipvs0", "address 198.18.0.1 on kube-ipvs0", a back end's object
+	// ipvskit0", "address 198.18.0.1 on ipvskit0", a back end's object
 	// ("set KUBE-CLUSTER-IP", "table ip ipvskit", see iptables.Drift), or a
 	// sysctl key.
 	Object string
@@ -194,12 +194,6 @@ func (p *Proxier) repair(ctx context.Context, rep *ReconcileReport, rules map[Fa
 	have, err := p.read(ctx, p.applied)
 	if err != nil {
 		return err
-	}
-	for a := range have.vips {
-		if a.IsLinkLocalUnicast() {
-			// The kernel's own, while someone holds the link up: not a VIP.
-			delete(have.vips, a)
-		}
 	}
 	p.endVanishedDrains(have)
 	rep.Drift = append(rep.Drift, serverDrift(have, p.applied)...)

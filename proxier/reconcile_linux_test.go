@@ -134,13 +134,13 @@ func testReconcile(t *testing.T, be Backend) {
 		}, []string{"ipvs: virtual server tcp 198.18.100.1:80: scheduler wrr, want rr; persistence 10m0s, want 0s"}, ipvsTools, nil},
 		{"ipvsadm -D", "ipvsadm -D -t 198.18.100.1:80", refused,
 			[]string{"ipvs: virtual server tcp 198.18.100.1:80: missing"}, ipvsTools, nil},
-		{"ip addr del", "ip addr del 198.18.100.1/32 dev kube-ipvs0", unreachable,
-			[]string{"addresses: address 198.18.100.1 on kube-ipvs0: missing"}, vipTools, nil},
-		{"ip link del", "ip link del kube-ipvs0", unreachable, []string{
-			"addresses: link kube-ipvs0: missing",
-			"addresses: address 198.18.100.1 on kube-ipvs0: missing",
-			"addresses: address 198.18.100.2 on kube-ipvs0: missing",
-			"addresses: address 198.18.100.3 on kube-ipvs0: missing",
+		{"ip addr del", "ip addr del 198.18.100.1/32 dev ipvskit0", unreachable,
+			[]string{"addresses: address 198.18.100.1 on ipvskit0: missing"}, vipTools, nil},
+		{"ip link del", "ip link del ipvskit0", unreachable, []string{
+			"addresses: link ipvskit0: missing",
+			"addresses: address 198.18.100.1 on ipvskit0: missing",
+			"addresses: address 198.18.100.2 on ipvskit0: missing",
+			"addresses: address 198.18.100.3 on ipvskit0: missing",
 		}, vipTools, nil},
 		{"sysctl", "sysctl -qw net.ipv4.vs.conntrack=0\necho 0 > /proc/sys/net/ipv4/vs/expire_nodest_conn", unmasqueraded, []string{
 			`sysctl: net/ipv4/vs/conntrack: "0", want "1"`,

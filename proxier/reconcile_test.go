@@ -108,20 +108,13 @@ func TestReconcileRepairsEachDrift(t *testing.T) {
 		}, []string{"ipvs: virtual server tcp 198.18.0.10:30080: missing"}},
 		{"VIP unbound", func(t *testing.T, r *rig) {
 			must(t, r.link.Fake.Unbind(context.Background(), DefaultLinkName, a("198.18.100.2")))
-		}, []string{"addresses: address 198.18.100.2 on kube-ipvs0: missing"}},
+		}, []string{"addresses: address 198.18.100.2 on ipvskit0: missing"}},
 		{"link deleted", func(t *testing.T, r *rig) {
 			must(t, r.link.Fake.Delete(context.Background(), DefaultLinkName))
 		}, []string{
-			"addresses: link kube-ipvs0: missing",
-			"addresses: address 198.18.100.1 on kube-ipvs0: missing",
-			"addresses: address 198.18.100.2 on kube-ipvs0: missing",
-		}},
-		{"address and virtual server added on the VIP link", func(t *testing.T, r *rig) {
-			must(t, r.link.Fake.AddAddr(DefaultLinkName, netip.MustParsePrefix("198.18.100.50/32")))
-			must(t, r.ipvs.Fake.AddService(context.Background(), ipvs.Service{Protocol: ipvs.UDP, Addr: a("198.18.100.1"), Port: 53, Scheduler: "rr"}))
-		}, []string{
-			"ipvs: virtual server udp 198.18.100.1:53: not applied (on the VIP link)",
-			"addresses: address 198.18.100.50 on kube-ipvs0: not applied",
+			"addresses: link ipvskit0: missing",
+			"addresses: address 198.18.100.1 on ipvskit0: missing",
+			"addresses: address 198.18.100.2 on ipvskit0: missing",
 		}},
 		{"rules", func(t *testing.T, r *rig) {
 			r.rules.drift = []iptables.Drift{{Object: "set ip ipvskit cluster-ip", Problem: "2 members missing", Missing: 2}}
@@ -142,10 +135,10 @@ func TestReconcileRepairsEachDrift(t *testing.T) {
 		}, []string{
 			`sysctl: net/ipv4/vs/conntrack: "0", want "1"`,
 			"rules IPv4: table ip ipvskit: missing",
-			"addresses: link kube-ipvs0: missing",
+			"addresses: link ipvskit0: missing",
 			"ipvs: " + web + ": missing",
-			"addresses: address 198.18.100.1 on kube-ipvs0: missing",
-			"addresses: address 198.18.100.2 on kube-ipvs0: missing",
+			"addresses: address 198.18.100.1 on ipvskit0: missing",
+			"addresses: address 198.18.100.2 on ipvskit0: missing",
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -257,7 +250,7 @@ func TestReconcileFailureIsRepairedByTheNextSync(t *testing.T) {
 	if !errors.As(err, &oe) || oe.Subsystem != SubsystemIPVS || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("the injected failure was lost: %v", err)
 	}
-	wantReport(t, rep, "ipvs: virtual server tcp 198.18.100.1:80: missing", "addresses: address 198.18.100.1 on kube-ipvs0: missing")
+	wantReport(t, rep, "ipvs: virtual server tcp 198.18.100.1:80: missing", "addresses: address 198.18.100.1 on ipvskit0: missing")
 	if _, err := r.p.Reconcile(ctx); !errors.Is(err, ErrSyncNeeded) {
 		t.Fatalf("Reconcile after a failed Reconcile: %v", err)
 	}
@@ -439,5 +432,46 @@ func TestReconcileDeletesStaleFlowsOfARecreatedFrontend(t *testing.T) {
 	dumps := r.ct.Dumps()
 	if rep, err := r.p.Reconcile(context.Background()); err != nil || len(rep.Drift) != 0 || r.ct.Dumps() != dumps {
 		t.Fatalf("a Reconcile without drift: %v %v, %d dumps", rep, err, r.ct.Dumps()-dumps)
+	}
+}
+
+// What others add beside the proxier's objects is theirs, even on its VIP
+// link and its VIPs: a virtual server at another port of one of its VIPs, a
+// /32 and a /24 bound on its link, the kernel's link-local address. Reconcile
+// reports none of it and leaves it; Cleanup and a restart leave it too
+// (issue: such objects were "repaired" away, and fe80:: made every Sync fail).
+func TestReconcileLeavesOthersObjectsOnTheProxiersVIPsAndLink(t *testing.T) {
+	r := newRig(t, nil)
+	ctx := context.Background()
+	r.sync(t, reconcileState())
+	theirs := ipvs.Service{Protocol: ipvs.TCP, Addr: a("198.18.100.1"), Port: 443, Scheduler: "wrr"}
+	must(t, r.ipvs.Fake.AddService(ctx, theirs))
+	must(t, r.ipvs.Fake.AddService(ctx, ipvs.Service{Protocol: ipvs.UDP, Addr: a("198.18.100.1"), Port: 53, Scheduler: "rr"}))
+	for _, p := range []string{"198.18.100.50/32", "198.18.101.0/24", "fe80::1/64"} {
+		must(t, r.link.Fake.AddAddr(DefaultLinkName, netip.MustParsePrefix(p)))
+	}
+	want := r.snapshot()
+	wantReport(t, r.reconcile(t))
+	if got := r.snapshot(); got != want {
+		t.Fatalf("after Reconcile (-want +got):\n%s", lineDiff(want, got))
+	}
+	// A restart reads the kernel back: the same objects stay unread.
+	p2, err := New(nil, Deps{IPVS: r.ipvs, Link: r.link, Sysctls: r.sys, Rules: map[Family]Rules{IPv4: r.rules}})
+	must(t, err)
+	s := reconcileState()
+	res, err := p2.Sync(ctx, &s)
+	must(t, err)
+	if pl := res.Plan; pl.IPVSAdd.Len()+pl.IPVSDelete.Len()+len(pl.Bind)+len(pl.Unbind) != 0 {
+		t.Errorf("restart: the plan changes IPVS or the link:\n%s", pl)
+	}
+	must(t, p2.Cleanup(ctx))
+	got := r.ipvs.Dump()
+	for _, w := range []string{"-A -t 198.18.100.1:443 -s wrr\n", "-A -u 198.18.100.1:53 -s rr\n"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("Cleanup took %q:\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, "198.18.100.1:80") {
+		t.Errorf("Cleanup left the proxier's own virtual server:\n%s", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/ipvs"
 )
 
 // Rules is what the Proxier needs of a netfilter back end for one family:
@@ -20,6 +21,12 @@ type Rules interface {
 	Check(ctx context.Context) ([]iptables.Drift, error)
 	// Repair rewrites every owned object from what was last applied.
 	Repair(ctx context.Context) error
+	// Owned reads the ownership ledger back from the kernel, changing
+	// nothing: the members of the VirtualServers and IPVSIPs sets (nil if
+	// the back end has written nothing). An error wrapping fs.ErrExist (an
+	// *iptables.ForeignError) means objects of the back end's names exist
+	// that it did not make.
+	Owned(ctx context.Context) (*iptables.Ruleset, error)
 }
 
 // defaultMasqueradeBit is kube-proxy's: mark 0x4000.
@@ -67,8 +74,9 @@ func ruleProtocol(p Protocol) iptables.Protocol {
 
 // rulesets fills one ruleset per enabled family from s, as kube-proxy's IPVS
 // mode fills its ipsets (reference section 2); vips are the addresses bound
-// on the VIP link.
-func rulesets(s *State, c *Config, vips map[netip.Addr]bool) map[Family]*iptables.Ruleset {
+// on the VIP link. The VirtualServers set is the ownership ledger: the key
+// of every virtual server in servers.
+func rulesets(s *State, c *Config, vips map[netip.Addr]bool, servers map[ipvs.ServiceKey]*virtualServer) map[Family]*iptables.Ruleset {
 	out := map[Family]*iptables.Ruleset{}
 	for f := range enabledFamilies(c) {
 		out[f] = iptables.NewRuleset(ruleFamily(f), c.options(f))
@@ -121,7 +129,16 @@ func rulesets(s *State, c *Config, vips map[netip.Addr]bool) map[Family]*iptable
 	for a := range vips {
 		of(a).Add(iptables.IPVSIPs, iptables.Addr(a))
 	}
+	for k := range servers {
+		of(k.Addr).Add(iptables.VirtualServers, ledgerMember(k))
+	}
 	return out
+}
+
+// ledgerMember is k as a member of the VirtualServers set (the two
+// packages number protocols as the kernel does).
+func ledgerMember(k ipvs.ServiceKey) iptables.Member {
+	return iptables.AddrPort(k.Addr, iptables.Protocol(k.Protocol), k.Port)
 }
 
 func loadBalancer(r *iptables.Ruleset, svc *Service, a netip.Addr, proto iptables.Protocol, port uint16, node []netip.Addr) {

@@ -1,12 +1,15 @@
 package proxier
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/ipvskit/ipvskit/dummy"
+	"github.com/ipvskit/ipvskit/internal/names"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
 
@@ -85,9 +88,16 @@ func enabledFamilies(c *Config) map[Family]bool {
 }
 
 func (v *validator) config(c *Config) {
+	if c.Instance != "" {
+		if err := names.CheckInstance(c.Instance); err != nil {
+			v.add("config.instance", quote(c.Instance), "is not a valid instance name: %v", err)
+		}
+	}
 	if c.LinkName != "" {
 		if msg := badLinkName(c.LinkName); msg != "" {
 			v.add("config.linkName", quote(c.LinkName), "%s", msg)
+		} else if c.LinkName == names.KubeProxyLink && !c.KubeProxyNames {
+			v.add("config.linkName", quote(c.LinkName), "is kube-proxy's VIP link: name it only with KubeProxyNames")
 		}
 	}
 	if c.Backend != NFTables && c.Backend != IPTables {
@@ -131,24 +141,41 @@ func (v *validator) config(c *Config) {
 		}
 	}
 	if d.Interface != "" {
-		if msg := badLinkName(d.Interface); msg != "" {
+		if msg := badMatchName(d.Interface, 15); msg != "" {
 			v.add("config.localDetector.interface", quote(d.Interface), "%s", msg)
 		}
 	}
-	if d.InterfacePrefix != "" && (len(d.InterfacePrefix) > 15 || strings.ContainsAny(d.InterfacePrefix, "/ \t\n")) {
-		v.add("config.localDetector.interfacePrefix", quote(d.InterfacePrefix), "is not a valid interface name prefix")
+	if d.InterfacePrefix != "" {
+		// The rules add the wildcard: "veth" matches veth0, veth1, ...
+		if msg := badMatchName(d.InterfacePrefix, 14); msg != "" {
+			v.add("config.localDetector.interfacePrefix", quote(d.InterfacePrefix), "%s", msg)
+		}
 	}
 }
 
-// badLinkName says what is wrong with a Linux interface name, or "".
+// badLinkName says what is wrong with a Linux interface name, by the
+// kernel's rules (dev_valid_name, as package dummy checks them), or "".
 func badLinkName(n string) string {
-	switch {
-	case n == "." || n == "..":
-		return "is not a valid interface name"
-	case len(n) > 15:
-		return "is longer than 15 bytes"
-	case strings.ContainsAny(n, "/: \t\n"):
-		return "contains '/', ':' or white space"
+	var ve *dummy.ValidationError
+	if err := dummy.ValidateName(n); errors.As(err, &ve) {
+		return "is not a valid interface name: " + ve.Reason
+	}
+	return ""
+}
+
+// badMatchName says what is wrong with an interface name (or prefix) the
+// rules match on, or "": a valid link name of at most max bytes, without
+// the characters iptables and nft give a meaning to in a name (the '+'
+// wildcard, '!', '*', quotes and backslashes).
+func badMatchName(n string, max int) string {
+	if len(n) > max {
+		return fmt.Sprintf("is longer than %d bytes", max)
+	}
+	if msg := badLinkName(n); msg != "" {
+		return msg
+	}
+	if i := strings.IndexAny(n, "+!*\"'\\"); i >= 0 {
+		return fmt.Sprintf("contains %q, which the rules would read as a wildcard, negation or quote", n[i])
 	}
 	return ""
 }

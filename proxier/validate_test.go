@@ -145,14 +145,14 @@ func TestConfigValidation(t *testing.T) {
 		t.Fatal("invalid config accepted")
 	}
 	for _, want := range []string{
-		`config.linkName: "a-very-long-link-name" is longer than 15 bytes`,
+		`config.linkName: "a-very-long-link-name" is not a valid interface name: longer than 15 bytes`,
 		`config.backend: Backend(9) is not NFTables or IPTables`,
 		`config.masqueradeBit: 32 out of range 0-31`,
 		`config.families[1]: IPv4 is listed twice`,
 		`config.families[2]: Family(5) is not IPv4 or IPv6`,
 		`config.localDetector: sets more than one of`,
 		`config.localDetector.clusterCIDRs[0]: 198.18.0.1/16 has host bits set`,
-		`config.localDetector.interface: "eth/0" contains '/'`,
+		`config.localDetector.interface: "eth/0" is not a valid interface name: contains '/'`,
 		`config.localDetector.clusterCIDRs[1]: 198.19.0.0/16 is a second IPv4 cluster CIDR`,
 	} {
 		if !strings.Contains(err.Error(), want) {
@@ -161,5 +161,40 @@ func TestConfigValidation(t *testing.T) {
 	}
 	if err := (&Config{}).Validate(); err != nil {
 		t.Errorf("zero config: %v", err)
+	}
+}
+
+// Names that reach the kernel or the rules are checked as strictly as the
+// clients check them, at New, before anything is touched.
+func TestConfigNames(t *testing.T) {
+	for _, tc := range []struct {
+		c    Config
+		want string // "" means valid
+	}{
+		{Config{Instance: "lb-a"}, ""},
+		{Config{Instance: "Kube"}, `config.instance: "Kube" is not a valid instance name`},
+		{Config{Instance: "kube"}, `config.instance: "kube" is not a valid instance name: reserved`},
+		{Config{Instance: "docker"}, `config.instance: "docker" is not a valid instance name: reserved`},
+		{Config{Instance: "filter"}, `config.instance: "filter" is not a valid instance name: reserved`},
+		{Config{Instance: "abcdefghijklm"}, `config.instance: "abcdefghijklm" is not a valid instance name: longer than 12 bytes`},
+		{Config{LinkName: "kube-ipvs0"}, `config.linkName: "kube-ipvs0" is kube-proxy's VIP link: name it only with KubeProxyNames`},
+		{Config{LinkName: "kube-ipvs0", KubeProxyNames: true}, ""},
+		{Config{LinkName: "vip\x00"}, `config.linkName: "vip\x00" is not a valid interface name: contains '\x00'`},
+		{Config{LinkName: "vip\r"}, `config.linkName: "vip\r" is not a valid interface name: contains '\r'`},
+		{Config{LinkName: ".."}, `config.linkName: ".." is not a valid interface name`},
+		{Config{LocalDetector: LocalDetector{Interface: "veth+"}}, `config.localDetector.interface: "veth+" contains '+'`},
+		{Config{LocalDetector: LocalDetector{Interface: `eth"0`}}, `config.localDetector.interface: "eth\"0" contains '"'`},
+		{Config{LocalDetector: LocalDetector{InterfacePrefix: "veth+"}}, `config.localDetector.interfacePrefix: "veth+" contains '+'`},
+		{Config{LocalDetector: LocalDetector{InterfacePrefix: "cali\n"}}, `config.localDetector.interfacePrefix: "cali\n" is not a valid interface name: contains '\n'`},
+		{Config{LocalDetector: LocalDetector{InterfacePrefix: "abcdefghijklmno"}}, `config.localDetector.interfacePrefix: "abcdefghijklmno" is longer than 14 bytes`},
+		{Config{LocalDetector: LocalDetector{InterfacePrefix: "cali"}}, ""},
+	} {
+		err := tc.c.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: %v", tc.c, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: got %v, want %q", tc.c, err, tc.want)
+		}
 	}
 }

@@ -8,20 +8,12 @@ import (
 
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
 	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/iptables/iptablestest"
 	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
 	"github.com/ipvskit/ipvskit/proxier"
 	"github.com/ipvskit/ipvskit/proxier/proxiertest"
 	"github.com/ipvskit/ipvskit/sysctl/sysctltest"
 )
-
-// noRules stands in for a netfilter back end in this example.
-type noRules struct{}
-
-func (noRules) Apply(context.Context, *iptables.Ruleset) error  { return nil }
-func (noRules) Render(*iptables.Ruleset) (string, error)        { return "", nil }
-func (noRules) Cleanup(context.Context) error                   { return nil }
-func (noRules) Check(context.Context) ([]iptables.Drift, error) { return nil, nil }
-func (noRules) Repair(context.Context) error                    { return nil }
 
 // A Proxier over wrapped fakes: list the operations of a sync, fail one of
 // them, and see the next sync converge.
@@ -31,7 +23,7 @@ func Example() {
 	in := proxiertest.New()
 	deps := in.Wrap(proxier.Deps{
 		IPVS: fake, Link: dummytest.New(), Sysctls: sysctltest.New(""),
-		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: noRules{}},
+		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: iptablestest.New(iptables.IPv4)},
 	})
 	p, err := proxier.New(nil, deps)
 	if err != nil {
@@ -75,7 +67,7 @@ func Example() {
 	// IPVS.Apply: add service tcp 198.18.100.1:80
 	// IPVS.Apply: add destination tcp 198.18.100.1:80 destination 198.18.1.1:8080
 	// IPVS.Apply: add destination tcp 198.18.100.1:80 destination 198.18.1.2:8080
-	// Link.Update: bind 198.18.100.1 on kube-ipvs0
+	// Link.Update: bind 198.18.100.1 on ipvskit0
 	// true ipvs true
 	// -A -t 198.18.100.1:80 -s rr
 	// -a -t 198.18.100.1:80 -r 198.18.1.1:8080 -m -w 1

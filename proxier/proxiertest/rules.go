@@ -47,3 +47,15 @@ func (w *rulesDep) Repair(ctx context.Context) error {
 	return w.in.single(proxier.SubsystemRules, w.fam, "Rules.Repair", fmt.Sprintf("repair the %v rules", w.fam),
 		func() error { return w.next.Repair(ctx) }, same)
 }
+
+// Owned reads the ownership ledger (Sync's start, Cleanup): one operation.
+func (w *rulesDep) Owned(ctx context.Context) (*iptables.Ruleset, error) {
+	var r *iptables.Ruleset
+	err := w.in.single(proxier.SubsystemRules, w.fam, "Rules.Owned", fmt.Sprintf("read the %v ownership ledger", w.fam),
+		func() error {
+			var err error
+			r, err = w.next.Owned(ctx)
+			return err
+		}, same)
+	return r, err
+}
