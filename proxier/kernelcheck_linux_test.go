@@ -107,7 +107,7 @@ func checkForeign(t *testing.T, s snapshot) {
 
 // checkNothingOurs fails t if anything a Proxier makes is left in s: a
 // virtual server other than the foreign one, the VIP link, the nftables
-// tables, KUBE- ipsets and chains.
+// tables, the instance's ipsets, chains and marked rules.
 func checkNothingOurs(t *testing.T, s snapshot) {
 	t.Helper()
 	want := slices.Clone(foreignIPVS)
@@ -121,11 +121,11 @@ func checkNothingOurs(t *testing.T, s snapshot) {
 	if strings.Contains(s["nft"], "ipvskit") {
 		t.Errorf("nftables table left:\n%s", s["nft"])
 	}
-	if strings.Contains(s["ipset"], " KUBE-") {
+	if strings.Contains(s["ipset"], " IPVSKIT-") {
 		t.Errorf("ipsets left:\n%s", s["ipset"])
 	}
 	for _, sec := range []string{"iptables-legacy", "iptables-nft", "ip6tables-legacy", "ip6tables-nft"} {
-		if strings.Contains(s[sec], "KUBE-") {
+		if strings.Contains(s[sec], "IPVSKIT-") || strings.Contains(s[sec], "ipvskit:") {
 			t.Errorf("%s-save shows rules left:\n%s", sec, s[sec])
 		}
 	}

@@ -348,12 +348,12 @@ func (tp *topology) nodeDeps(t *testing.T, cfg Config, fl iptables.Flavor) Deps 
 	for f := range enabledFamilies(&cfg) {
 		switch cfg.Backend {
 		case NFTables:
-			r, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: h, Family: ruleFamily(f)})
+			r, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: h, Family: ruleFamily(f), Instance: cfg.Instance, KubeProxyNames: cfg.KubeProxyNames})
 			must(t, err)
 			t.Cleanup(func() { r.Close() })
 			d.Rules[f] = r
 		case IPTables:
-			r, err := iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: ruleFamily(f), Flavor: fl})
+			r, err := iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: ruleFamily(f), Flavor: fl, Instance: cfg.Instance, KubeProxyNames: cfg.KubeProxyNames})
 			must(t, err)
 			t.Cleanup(func() { r.Close() })
 			d.Rules[f] = r

@@ -1,0 +1,343 @@
+package proxier
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net/netip"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ipvskit/ipvskit/iptables"
+)
+
+// kubeProxyIPTables is a kube-proxy iptables-mode node's rules, trimmed to
+// one Service (198.18.50.10:80, one endpoint on backend-1), with kubelet's
+// chains and another program's chain that jumps to KUBE-MARK-MASQ. It is
+// written with the namespace's plain iptables-restore before any Proxier
+// runs, and must survive every Sync, Reconcile, Drain, restart and
+// Cleanup, with the Service answering throughout.
+const kubeProxyIPTables = `*nat
+:KUBE-SERVICES - [0:0]
+:KUBE-NODEPORTS - [0:0]
+:KUBE-POSTROUTING - [0:0]
+:KUBE-MARK-MASQ - [0:0]
+:KUBE-KUBELET-CANARY - [0:0]
+:KUBE-SVC-KPWEB4HTTP2QXZ7A - [0:0]
+:KUBE-SEP-KPWEB4BACKEND1AB - [0:0]
+:THEIR-PODS - [0:0]
+-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A PREROUTING -j THEIR-PODS
+-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING
+-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000
+-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN
+-A KUBE-POSTROUTING -j MARK --set-xmark 0x4000/0x0
+-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully
+-A KUBE-SERVICES -d 198.18.50.10/32 -p tcp -m comment --comment "default/their-web:http cluster IP" -m tcp --dport 80 -j KUBE-SVC-KPWEB4HTTP2QXZ7A
+-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS
+-A KUBE-SVC-KPWEB4HTTP2QXZ7A ! -s 198.19.0.0/16 -d 198.18.50.10/32 -p tcp -m comment --comment "default/their-web:http cluster IP" -m tcp --dport 80 -j KUBE-MARK-MASQ
+-A KUBE-SVC-KPWEB4HTTP2QXZ7A -m comment --comment "default/their-web:http -> 198.18.11.2:8080" -j KUBE-SEP-KPWEB4BACKEND1AB
+-A KUBE-SEP-KPWEB4BACKEND1AB -s 198.18.11.2/32 -m comment --comment "default/their-web:http" -j KUBE-MARK-MASQ
+-A KUBE-SEP-KPWEB4BACKEND1AB -p tcp -m comment --comment "default/their-web:http" -m tcp -j DNAT --to-destination 198.18.11.2:8080
+-A THEIR-PODS -s 198.18.99.0/24 -j KUBE-MARK-MASQ
+COMMIT
+*filter
+:KUBE-FORWARD - [0:0]
+:KUBE-PROXY-FIREWALL - [0:0]
+:KUBE-EXTERNAL-SERVICES - [0:0]
+:KUBE-NODEPORTS - [0:0]
+:KUBE-FIREWALL - [0:0]
+:KUBE-KUBELET-CANARY - [0:0]
+-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL
+-A INPUT -m comment --comment "kubernetes health check service ports" -j KUBE-NODEPORTS
+-A INPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES
+-A INPUT -j KUBE-FIREWALL
+-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD
+-A FORWARD -m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL
+-A OUTPUT -m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL
+-A OUTPUT -j KUBE-FIREWALL
+-A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" -m mark --mark 0x4000/0x4000 -j ACCEPT
+-A KUBE-FORWARD -m comment --comment "kubernetes forwarding conntrack rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment "block incoming localnet connections" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP
+COMMIT
+`
+
+// kubeProxyIPSets are a kube-proxy IPVS-mode node's leftover ipsets.
+const kubeProxyIPSets = `create KUBE-CLUSTER-IP hash:ip,port family inet hashsize 1024 maxelem 65536
+add KUBE-CLUSTER-IP 198.18.50.10,tcp:80
+create KUBE-NODE-PORT-TCP bitmap:port range 0-65535
+create KUBE-IPVS-IPS hash:ip family inet hashsize 1024 maxelem 65536
+add KUBE-IPVS-IPS 198.18.50.10
+`
+
+// theirWeb is the kube-proxy Service's address.
+var theirWeb = ap("198.18.50.10:80")
+
+// theirs is what the other programs own, as their tools print it: the
+// iptables-save of every flavor without the instance's chains and marked
+// rules, the kube-proxy ipsets, and the virtual servers ipvskit must not
+// own. Counters are left out.
+func (tp *topology) theirs(t *testing.T) string {
+	t.Helper()
+	s := tp.snapshot(t)
+	var b strings.Builder
+	for _, sec := range []string{"iptables-legacy", "iptables-nft"} {
+		b.WriteString("### " + sec + "\n")
+		for _, l := range strings.Split(s[sec], "\n") {
+			if strings.HasPrefix(l, "#") || strings.Contains(l, "IPVSKIT") || strings.Contains(l, "ipvskit:") {
+				continue
+			}
+			b.WriteString(counters.ReplaceAllString(l, "") + "\n")
+		}
+	}
+	b.WriteString("### ipset\n")
+	for _, l := range strings.Split(s["ipset"], "\n") {
+		if strings.Contains(l, "KUBE-") {
+			b.WriteString(ipsetInit.ReplaceAllString(l, "") + "\n")
+		}
+	}
+	b.WriteString("### ipvsadm\n")
+	for _, l := range s.ipvsLines() {
+		if !strings.Contains(l, "198.18.100.") || strings.Contains(l, ":443") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// TestIntegrationBesideKubeProxy runs a Proxier, under each back end, on a
+// node that kube-proxy (iptables mode) serves, with leftovers of its IPVS
+// mode, another program's rule jumping into its chains, and another
+// program's virtual server at another port of one of the Proxier's VIPs.
+// Through Sync, Reconcile (with the kernel's link-local address, a /24 and
+// a foreign /32 on the VIP link, the link up), Drain, a restart and
+// Cleanup, every foreign object stays byte for byte, kube-proxy's Service
+// keeps answering, and the Proxier's own Service answers until Cleanup.
+func TestIntegrationBesideKubeProxy(t *testing.T) {
+	for _, be := range []Backend{NFTables, IPTables} {
+		t.Run(be.String(), func(t *testing.T) { testBesideKubeProxy(t, be) })
+	}
+}
+
+func testBesideKubeProxy(t *testing.T, be Backend) {
+	ctx := context.Background()
+	tp := newTopology(t, 1, 2)
+	c1, b1, b2 := tp.clients[0], tp.backends[0], tp.backends[1]
+	tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\nsysctl -qw net.ipv4.ip_forward=1\n"+
+		"iptables-restore --noflush <<'EOF'\n"+kubeProxyIPTables+"EOF\n"+
+		"ipset restore <<'EOF'\n"+kubeProxyIPSets+"EOF\n")
+	theirsServe := func(when string) {
+		t.Helper()
+		wantCounts(t, "kube-proxy's Service "+when, c1.tcp(t, theirWeb, 2), map[string]int{b1.name: 2})
+	}
+	theirsServe("before the Proxier")
+	want := tp.theirs(t)
+	same := func(when string) {
+		t.Helper()
+		if got := tp.theirs(t); got != want {
+			t.Errorf("other programs' objects changed %s (-want +got):\n%s", when, lineDiff(want, got))
+		}
+		theirsServe(when)
+	}
+
+	k := tp.newProxier(t, Config{Backend: be})
+	state := func(backends ...int) State {
+		return State{Services: map[string]Service{"web": {
+			ClusterIPs: []netip.Addr{a("198.18.100.1")},
+			Ports:      []Port{portHTTP},
+			Endpoints:  tp.endpoints(true, false, backends),
+		}}}
+	}
+	web := ap("198.18.100.1:80")
+	k.sync(t, state(0, 1))
+	wantCounts(t, "ours after the first sync", c1.tcp(t, web, 4), map[string]int{b1.name: 2, b2.name: 2})
+	// Another program's virtual server at another port of our VIP, and
+	// addresses that are not VIPs on our link, with the link up.
+	tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\n"+
+		"ipvsadm -A -t 198.18.100.1:443 -s wrr\nipvsadm -a -t 198.18.100.1:443 -r 198.18.12.2:8080 -m -w 2\n"+
+		"ip link set "+DefaultLinkName+" up\n"+
+		"ip addr add 198.18.121.0/24 dev "+DefaultLinkName+"\n"+
+		"ip addr add 2001:db8:121::/64 dev "+DefaultLinkName+" nodad\n")
+	want = tp.theirs(t)
+	addrsOnLink := func() string {
+		out := tp.node.Exec(t, "ip", "-o", "addr", "show", "dev", DefaultLinkName)
+		return ifIndex.ReplaceAllString(regexp.MustCompile(` +valid_lft.*`).ReplaceAllString(out, ""), "")
+	}
+	linkAddrs := addrsOnLink()
+	if !strings.Contains(linkAddrs, "fe80::") {
+		t.Fatalf("the link up has no link-local address; the test proves nothing:\n%s", linkAddrs)
+	}
+	same("after the first sync")
+
+	rep, err := k.p.Reconcile(ctx)
+	must(t, err)
+	if len(rep.Drift) != 0 {
+		t.Errorf("Reconcile reported other programs' objects as drift:\n%s", rep)
+	}
+	if got := addrsOnLink(); got != linkAddrs {
+		t.Errorf("Reconcile changed the link's addresses (-want +got):\n%s", lineDiff(linkAddrs, got))
+	}
+	same("after Reconcile")
+
+	k.sync(t, state(0)) // backend-2 drains
+	if _, err := k.p.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	same("after a sync and a Drain")
+
+	// A restart reads the kernel back with the link up: it converges, and
+	// leaves what is not its own.
+	k2 := tp.newProxier(t, Config{Backend: be})
+	res := k2.sync(t, state(0))
+	if n := res.Plan.IPVSAdd.Len() + res.Plan.IPVSDelete.Len() + len(res.Plan.Bind) + len(res.Plan.Unbind); n > 1 {
+		// At most the drained destination's delete.
+		t.Errorf("restart: %d IPVS and address changes:\n%s", n, res.Plan)
+	}
+	rep, err = k2.p.Reconcile(ctx)
+	must(t, err)
+	if len(rep.Drift) != 0 {
+		t.Errorf("Reconcile after the restart:\n%s", rep)
+	}
+	if got := addrsOnLink(); got != linkAddrs {
+		t.Errorf("the restart changed the link's addresses (-want +got):\n%s", lineDiff(linkAddrs, got))
+	}
+	wantCounts(t, "ours after the restart", c1.tcp(t, web, 2), map[string]int{b1.name: 2})
+	same("after a restart")
+
+	must(t, k2.p.Cleanup(ctx))
+	s := tp.snapshot(t)
+	checkLacks(t, s, "ipvsadm", "198.18.100.1:80")
+	checkContains(t, s, "ipvsadm", "-A -t 198.18.100.1:443 -s wrr")
+	checkLacks(t, s, "addr", DefaultLinkName)
+	checkLacks(t, s, "nft", "table ip ipvskit")
+	for _, sec := range []string{"iptables-legacy", "iptables-nft"} {
+		checkLacks(t, s, sec, "IPVSKIT", "ipvskit:")
+	}
+	checkLacks(t, s, "ipset", "IPVSKIT")
+	same("after Cleanup")
+}
+
+// TestIntegrationForeignObjectsWithOurNames: objects of the Proxier's names
+// that it did not make (another program's dummy link; a table, chain or
+// ipset of the back end's names) stop the first Sync with an error wrapping
+// fs.ErrExist that names them, before anything is changed; Cleanup leaves
+// them. Names of other programs' objects are refused at New.
+func TestIntegrationForeignObjectsWithOurNames(t *testing.T) {
+	for _, be := range []Backend{NFTables, IPTables} {
+		t.Run(be.String(), func(t *testing.T) { testForeignObjectsWithOurNames(t, be) })
+	}
+}
+
+func testForeignObjectsWithOurNames(t *testing.T, be Backend) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, script string
+		inErr        string
+	}{
+		{"link", "ip link add " + DefaultLinkName + " type dummy\nip addr add 198.18.100.1/32 dev " + DefaultLinkName +
+			"\nip addr add 198.18.122.0/24 dev " + DefaultLinkName, DefaultLinkName},
+		{"rules", map[Backend]string{
+			NFTables: "nft -f - <<'EOF'\ntable ip ipvskit {\n\tset cluster-ip {\n\t\ttype ipv4_addr\n\t\telements = { 198.18.100.1 }\n\t}\n\tchain c {\n\t\tip daddr @cluster-ip counter accept\n\t}\n}\nEOF",
+			IPTables: "ipset create IPVSKIT-CLUSTER-IP hash:net family inet\nipset add IPVSKIT-CLUSTER-IP 198.18.100.0/24",
+		}[be], map[Backend]string{NFTables: "ipvskit", IPTables: "IPVSKIT-CLUSTER-IP"}[be]},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tp := newTopology(t, 0, 0)
+			tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\n"+c.script+"\n")
+			before := tp.snapshot(t)
+			sysBefore := tp.node.Exec(t, "sysctl", "net.ipv4.vs.conntrack", "net.ipv4.ip_forward")
+			k := tp.newProxier(t, Config{Backend: be})
+			s := State{Services: map[string]Service{"web": {
+				ClusterIPs: []netip.Addr{a("198.18.100.1")},
+				Ports:      []Port{portHTTP},
+				Endpoints:  []Endpoint{{Addr: a("198.18.11.2"), Ready: true}},
+			}}}
+			_, err := k.p.Sync(ctx, &s)
+			if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), c.inErr) {
+				t.Fatalf("Sync over another program's %s: %v, want an error wrapping fs.ErrExist naming %q", c.name, err, c.inErr)
+			}
+			after := tp.snapshot(t)
+			for sec, text := range before {
+				if after[sec] != text {
+					t.Errorf("%s changed by the refused Sync (-want +got):\n%s", sec, lineDiff(text, after[sec]))
+				}
+			}
+			if got := tp.node.Exec(t, "sysctl", "net.ipv4.vs.conntrack", "net.ipv4.ip_forward"); got != sysBefore {
+				t.Errorf("sysctls changed by the refused Sync: %q, were %q", got, sysBefore)
+			}
+			must(t, k.p.Cleanup(ctx))
+			after = tp.snapshot(t)
+			for sec, text := range before {
+				if after[sec] != text {
+					t.Errorf("%s changed by Cleanup (-want +got):\n%s", sec, lineDiff(text, after[sec]))
+				}
+			}
+		})
+	}
+	// Names of other programs' objects are refused before anything runs.
+	for _, inst := range []string{"filter", "nat", "kube", "docker"} {
+		if _, err := New(&Config{Backend: be, Instance: inst}, Deps{}); err == nil {
+			t.Errorf("instance %q accepted", inst)
+		}
+		if _, err := iptables.NewNFTables(&iptables.NFTablesConfig{Instance: inst}); err == nil {
+			t.Errorf("nftables back end with instance %q accepted", inst)
+		}
+	}
+}
+
+// TestIntegrationTwoInstances runs two Proxiers with different instance
+// names in one namespace, one per back end pairing: both serve traffic,
+// neither's Reconcile reports the other's objects, and each Cleanup leaves
+// the other serving.
+func TestIntegrationTwoInstances(t *testing.T) {
+	for _, pair := range [][2]Backend{{NFTables, NFTables}, {IPTables, IPTables}, {NFTables, IPTables}} {
+		t.Run(pair[0].String()+"+"+pair[1].String(), func(t *testing.T) { testTwoInstances(t, pair[0], pair[1]) })
+	}
+}
+
+func testTwoInstances(t *testing.T, beA, beB Backend) {
+	ctx := context.Background()
+	tp := newTopology(t, 1, 2)
+	c1, b1, b2 := tp.clients[0], tp.backends[0], tp.backends[1]
+	ka := tp.newProxier(t, Config{Backend: beA, Instance: "a"})
+	kb := tp.newProxier(t, Config{Backend: beB, Instance: "b"})
+	one := func(vip string, backend int) State {
+		return State{Services: map[string]Service{"web": {
+			ClusterIPs: []netip.Addr{a(vip)},
+			Ports:      []Port{portHTTP},
+			Endpoints:  tp.endpoints(true, false, []int{backend}),
+		}}}
+	}
+	va, vb := ap("198.18.100.1:80"), ap("198.18.100.2:80")
+	ka.sync(t, one("198.18.100.1", 0))
+	kb.sync(t, one("198.18.100.2", 1))
+	serves := func(when string, k *nodeKit, vip netip.AddrPort, h *host) {
+		t.Helper()
+		wantCounts(t, when, c1.tcp(t, vip, 2), map[string]int{h.name: 2})
+		rep, err := k.p.Reconcile(ctx)
+		must(t, err)
+		if len(rep.Drift) != 0 {
+			t.Errorf("%s: Reconcile reports drift:\n%s", when, rep)
+		}
+	}
+	serves("a, both running", ka, va, b1)
+	serves("b, both running", kb, vb, b2)
+	must(t, ka.p.Cleanup(ctx))
+	serves("b after a's Cleanup", kb, vb, b2)
+	s := tp.snapshot(t)
+	checkLacks(t, s, "addr", " a0")
+	checkContains(t, s, "addr", " b0")
+	checkLacks(t, s, "ipvsadm", "198.18.100.1:80")
+	must(t, kb.p.Cleanup(ctx))
+	s = tp.snapshot(t)
+	checkLacks(t, s, "addr", " b0")
+	if got := s.ipvsLines(); len(got) != 0 {
+		t.Errorf("virtual servers left: %v", got)
+	}
+	checkLacks(t, s, "nft", "table ip a", "table ip b")
+	for _, sec := range []string{"iptables-legacy", "iptables-nft"} {
+		checkLacks(t, s, sec, "A-SERVICES", "B-SERVICES", "ipvskit:")
+	}
+}
