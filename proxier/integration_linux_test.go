@@ -405,22 +405,23 @@ func checkDefaultState(t *testing.T, tp *topology, k *nodeKit, first *Result) {
 			"198.18.11.2 . tcp . 8080 . 198.18.11.2", // loop-back: hairpin
 		)
 		for _, sec := range []string{"iptables-legacy", "iptables-nft", "ip6tables-legacy", "ip6tables-nft"} {
-			checkLacks(t, s, sec, "KUBE-")
+			checkLacks(t, s, sec, "IPVSKIT-", "ipvskit:")
 		}
-		checkLacks(t, s, "ipset", " KUBE-")
+		checkLacks(t, s, "ipset", " IPVSKIT-")
 	case IPTables:
 		checkContains(t, s, "ipset",
-			"add KUBE-CLUSTER-IP 198.18.100.1,tcp:80", "add KUBE-CLUSTER-IP 198.18.100.1,udp:53",
-			"add KUBE-6-CLUSTER-IP 2001:db8:100::1,tcp:80",
-			"add KUBE-IPVS-IPS 198.18.100.1", "add KUBE-6-IPVS-IPS 2001:db8:100::1",
-			"add KUBE-LOAD-BALANCER-SOURCE-CIDR 198.18.103.1,tcp:80,198.18.20.0/24",
-			"add KUBE-LOOP-BACK 198.18.11.2,tcp:8080,198.18.11.2",
-			"add KUBE-NODE-PORT-TCP 30080", "add KUBE-NODE-PORT-LOCAL-TCP 30081",
-			"add KUBE-EXTERNAL-IP-LOCAL 198.18.102.2,tcp:80",
+			"add IPVSKIT-CLUSTER-IP 198.18.100.1,tcp:80", "add IPVSKIT-CLUSTER-IP 198.18.100.1,udp:53",
+			"add IPVSKIT-6-CLUSTER-IP 2001:db8:100::1,tcp:80",
+			"add IPVSKIT-IPVS-IPS 198.18.100.1", "add IPVSKIT-6-IPVS-IPS 2001:db8:100::1",
+			"add IPVSKIT-LB-SOURCE-CIDR 198.18.103.1,tcp:80,198.18.20.0/24",
+			"add IPVSKIT-LOOP-BACK 198.18.11.2,tcp:8080,198.18.11.2",
+			"add IPVSKIT-NODE-PORT-TCP 30080", "add IPVSKIT-NP-LOCAL-TCP 30081",
+			"add IPVSKIT-EXTERNAL-LOCAL 198.18.102.2,tcp:80",
+			"add IPVSKIT-VIRTUAL-SERVERS 198.18.100.1,tcp:80",
 		)
 		for _, v6 := range []bool{false, true} {
 			save := s.iptablesSave(v6, k.flavor)
-			for _, w := range []string{`-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`, "-A KUBE-SERVICES", "-A KUBE-POSTROUTING"} {
+			for _, w := range []string{`-A PREROUTING -m comment --comment "ipvskit:ipvskit" -j IPVSKIT-SERVICES`, "-A IPVSKIT-SERVICES", "-A IPVSKIT-POSTROUTING"} {
 				if !strings.Contains(save, w) {
 					t.Errorf("%s (v6 %v) lacks %q:\n%s", fmt.Sprintf("iptables-%v-save", k.flavor), v6, w, save)
 				}

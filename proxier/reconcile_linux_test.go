@@ -175,17 +175,14 @@ func testReconcile(t *testing.T, be Backend) {
 	case IPTables:
 		ipt := "iptables-" + k.flavor.String()
 		cases = append(cases,
-			driftCase{"ipset flush", "ipset flush KUBE-CLUSTER-IP", refused, []string{
-				"sets IPv4: set KUBE-CLUSTER-IP: 3 members missing (198.18.100.1,tcp:80; 198.18.100.2,tcp:80; 198.18.100.3,udp:53)",
+			driftCase{"ipset flush", "ipset flush IPVSKIT-CLUSTER-IP", refused, []string{
+				"sets IPv4: set IPVSKIT-CLUSTER-IP: 3 members missing (198.18.100.1,tcp:80; 198.18.100.2,tcp:80; 198.18.100.3,udp:53)",
 			}, rulesTools, nil},
-			driftCase{"ipset destroy", "ipset destroy KUBE-NODE-PORT-UDP", nil, []string{
-				"sets IPv4: set KUBE-NODE-PORT-UDP: missing",
+			driftCase{"iptables -F", ipt + " -t nat -F IPVSKIT-POSTROUTING", unmasqueraded, []string{
+				"rules IPv4: chain nat IPVSKIT-POSTROUTING: ...",
 			}, rulesTools, nil},
-			driftCase{"iptables -F", ipt + " -t nat -F KUBE-POSTROUTING", unmasqueraded, []string{
-				"rules IPv4: chain nat KUBE-POSTROUTING: 3 rules missing (-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN...",
-			}, rulesTools, nil},
-			driftCase{"iptables -D jump", ipt + ` -t nat -D PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`, unmasqueraded, []string{
-				"rules IPv4: jump nat PREROUTING -> KUBE-SERVICES: missing",
+			driftCase{"iptables -D jump", ipt + ` -t nat -D PREROUTING -m comment --comment "ipvskit:ipvskit" -j IPVSKIT-SERVICES`, unmasqueraded, []string{
+				"rules IPv4: jump nat PREROUTING -> IPVSKIT-SERVICES: missing",
 			}, rulesTools, nil},
 		)
 	}
