@@ -71,14 +71,30 @@
 // difference from what the Proxier last applied, and returns a report of
 // each (subsystem, object, problem); it runs one at a time with Sync.
 //
-// Ownership: the Proxier changes only its VIP link, the virtual servers it
-// applied and those on its link's addresses (an earlier run's: a new
-// Proxier takes them over without re-creating anything, and deletes those
-// the State no longer has), and its back ends' own tables, chains and sets.
-// Other virtual servers are never read into a plan, so never changed; one
-// that holds a VIP:port the State asks for makes Sync fail with a
-// *ConflictError naming both (errors.Is fs.ErrExist), and if the kernel
-// refused an add because of it, the destinations the same batch added to it
-// are taken back. NodePort virtual servers on node addresses carry no mark
-// of their owner: one at a node port the State asks for is taken over.
+// Ownership: the Proxier changes or deletes only what it can prove it made,
+// by a mark it put there, never by a name or an address alone. Its names
+// derive from Config.Instance ("ipvskit" by default): the VIP link
+// "ipvskit0", marked by its alias "ipvskit:ipvskit" (dummy.Config.Owner);
+// the nftables back end's table "ipvskit" in ip and ip6, every set of it
+// commented with the mark; the iptables back end's chains and ipsets
+// "IPVSKIT-*" (IPv6 ipsets "IPVSKIT-6-*"), every chain starting with a rule
+// that carries the mark, jump rules with the mark as comment, and an owner
+// chain that references each of its ipsets (so none can be destroyed and
+// re-created under it). Virtual servers cannot be marked, so the rules hold
+// a ledger: the VirtualServers and IPVSIPs sets, written before a virtual
+// server or VIP is made and trimmed after it is gone. A restarted Proxier
+// owns what the ledger says, and nothing else: another program's virtual
+// server, even on one of its VIPs at another port, or at a node port on a
+// node address, is never read into a plan; an address on its link that the
+// ledger lacks (the kernel's fe80::, a network someone added) is never
+// unbound. A foreign virtual server at a VIP:port the State asks for makes
+// Sync fail with a *ConflictError naming both (errors.Is fs.ErrExist) before
+// anything is sent. An object of the Proxier's names without its mark (a
+// link, a table, a chain, an ipset: another program's, or an earlier ipvskit
+// version's, which wrote no marks) makes the first Sync fail with an error
+// that names it and wraps fs.ErrExist, before the link or any sysctl is
+// touched; Cleanup leaves it. Several instances share a namespace under
+// either back end. Config.KubeProxyNames opts into kube-proxy's names
+// (kube-ipvs0, KUBE-*, table kube-proxy) for taking over a kube-proxy node;
+// objects kube-proxy made carry no mark and are still never touched.
 package proxier
