@@ -341,3 +341,36 @@ func testTwoInstances(t *testing.T, beA, beB Backend) {
 		checkLacks(t, s, sec, "A-SERVICES", "B-SERVICES", "ipvskit:")
 	}
 }
+
+// TestIntegrationConflictOnTheFirstSync: another program's virtual server
+// at a VIP:port the State asks for, there before the Proxier's first Sync,
+// makes that Sync fail with a *ConflictError, and nothing is added to it
+// (the kernel would take a destination for it in the same batch).
+func TestIntegrationConflictOnTheFirstSync(t *testing.T) {
+	for _, be := range []Backend{NFTables, IPTables} {
+		t.Run(be.String(), func(t *testing.T) {
+			tp := newTopology(t, 0, 0)
+			tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\n"+
+				"ipvsadm -A -t 198.18.100.1:80 -s wrr\nipvsadm -a -t 198.18.100.1:80 -r 198.18.12.2:8080 -m -w 2\n")
+			before := tp.snapshot(t).ipvsLines()
+			k := tp.newProxier(t, Config{Backend: be})
+			s := State{Services: map[string]Service{"web": {
+				ClusterIPs: []netip.Addr{a("198.18.100.1")},
+				Ports:      []Port{portHTTP},
+				Endpoints:  []Endpoint{{Addr: a("198.18.11.2"), Ready: true}},
+			}}}
+			_, err := k.p.Sync(context.Background(), &s)
+			var ce *ConflictError
+			if !errors.As(err, &ce) || len(ce.Conflicts) != 1 || ce.Conflicts[0].ServiceID != "web" {
+				t.Fatalf("first Sync over a foreign virtual server: %v, want a *ConflictError for web", err)
+			}
+			if got := tp.snapshot(t).ipvsLines(); strings.Join(got, "\n") != strings.Join(before, "\n") {
+				t.Errorf("the foreign virtual server changed: %q, was %q", got, before)
+			}
+			must(t, k.p.Cleanup(context.Background()))
+			if got := tp.snapshot(t).ipvsLines(); strings.Join(got, "\n") != strings.Join(before, "\n") {
+				t.Errorf("Cleanup changed the foreign virtual server: %q, was %q", got, before)
+			}
+		})
+	}
+}
