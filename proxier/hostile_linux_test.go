@@ -374,3 +374,52 @@ func TestIntegrationConflictOnTheFirstSync(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationSwitchingBackEnds moves one instance from the iptables back
+// end to nftables and back, on a node kube-proxy serves: each new Proxier
+// takes the earlier one's virtual servers over through the other back end's
+// ledger (nothing re-created), removes the other back end's marked objects
+// only once its own rules are in place, and never kube-proxy's. The
+// Services answer throughout.
+func TestIntegrationSwitchingBackEnds(t *testing.T) {
+	ctx := context.Background()
+	tp := newTopology(t, 1, 2)
+	c1, b1, b2 := tp.clients[0], tp.backends[0], tp.backends[1]
+	tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\nsysctl -qw net.ipv4.ip_forward=1\n"+
+		"iptables-restore --noflush <<'EOF'\n"+kubeProxyIPTables+"EOF\n"+
+		"ipset restore <<'EOF'\n"+kubeProxyIPSets+"EOF\n")
+	want := tp.theirs(t)
+	s := State{Services: map[string]Service{"web": {
+		ClusterIPs: []netip.Addr{a("198.18.100.1")},
+		Ports:      []Port{portHTTP},
+		Endpoints:  tp.endpoints(true, false, []int{0, 1}),
+	}}}
+	web := ap("198.18.100.1:80")
+	var last *nodeKit
+	for i, be := range []Backend{IPTables, NFTables, IPTables} {
+		k := tp.newProxier(t, Config{Backend: be})
+		res := k.sync(t, s)
+		if i > 0 {
+			if n := res.Plan.IPVSAdd.Len() + res.Plan.IPVSDelete.Len() + len(res.Plan.Bind) + len(res.Plan.Unbind); n != 0 {
+				t.Errorf("switch to %v: %d IPVS and address changes, want none:\n%s", be, n, res.Plan)
+			}
+		}
+		wantCounts(t, "ours under "+be.String(), c1.tcp(t, web, 4), map[string]int{b1.name: 2, b2.name: 2})
+		wantCounts(t, "kube-proxy's under "+be.String(), c1.tcp(t, theirWeb, 2), map[string]int{b1.name: 2})
+		snap := tp.snapshot(t)
+		nft := strings.Contains(snap["nft"], "table ip ipvskit")
+		ipt := strings.Contains(snap["ipset"], "IPVSKIT-") || strings.Contains(snap["iptables-legacy"]+snap["iptables-nft"], "IPVSKIT-")
+		if nft != (be == NFTables) || ipt != (be == IPTables) {
+			t.Errorf("under %v: nft table %v, iptables objects %v; want only the back end in use", be, nft, ipt)
+		}
+		if got := tp.theirs(t); got != want {
+			t.Errorf("kube-proxy's objects changed under %v (-want +got):\n%s", be, lineDiff(want, got))
+		}
+		last = k
+	}
+	must(t, last.p.Cleanup(ctx))
+	if got := tp.theirs(t); got != want {
+		t.Errorf("kube-proxy's objects changed by Cleanup (-want +got):\n%s", lineDiff(want, got))
+	}
+	wantCounts(t, "kube-proxy's after Cleanup", c1.tcp(t, theirWeb, 2), map[string]int{b1.name: 2})
+}
