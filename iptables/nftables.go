@@ -80,6 +80,10 @@ func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
 	if err := names.CheckInstance(c.Instance); err != nil {
 		return nil, &ValidationError{Field: "NFTablesConfig.Instance", Value: c.Instance, Reason: err.Error()}
 	}
+	if !c.KubeProxyNames && c.Instance == names.KubeProxyTable {
+		return nil, &ValidationError{Field: "NFTablesConfig.Instance", Value: c.Instance,
+			Reason: "the table of kube-proxy's nftables mode: opted into with KubeProxyNames"}
+	}
 	if c.MaxBatchElements < 0 {
 		return nil, &ValidationError{Field: "NFTablesConfig.MaxBatchElements", Value: strconv.Itoa(c.MaxBatchElements), Reason: "must not be negative"}
 	}
@@ -129,7 +133,9 @@ func (n *NFTables) LastStats() ApplyStats { return n.b.lastStats() }
 func (n *NFTables) Cleanup(ctx context.Context) error { return n.b.cleanup(ctx) }
 
 // Render returns r as the `nft -f` script a full sync is equivalent to.
-func (n *NFTables) Render(r *Ruleset) (string, error) { return RenderNFT(r, n.b.table.Name) }
+func (n *NFTables) Render(r *Ruleset) (string, error) {
+	return renderNFT(r, n.b.table.Name, n.b.mark)
+}
 
 // Close releases the socket. It does not change the kernel's state.
 func (n *NFTables) Close() error { return n.b.close() }
