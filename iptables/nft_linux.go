@@ -37,13 +37,17 @@ type nftBackend struct {
 	// cleanupOther removes the other back end's objects; nil skips it.
 	cleanupOther func(ctx context.Context) error
 
+	// probes are the kernel features a failed full sync is diagnosed
+	// with (nftProbes; tests add their own).
+	probes []nftProbe
+
 	// beforeFlush, when set (by tests), is called with each batch before
 	// it is sent; an error it queues makes the kernel refuse the batch.
 	beforeFlush func(c *nftables.Conn, batch int)
 }
 
 func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
-	b := &nftBackend{cfg: *cfg, mark: names.Mark(cfg.Instance)}
+	b := &nftBackend{cfg: *cfg, mark: names.Mark(cfg.Instance), probes: nftProbes()}
 	capture := func(c *netlink.Conn) error {
 		b.nl = c
 		// Buffers are sized here because a socket option turns off the
@@ -186,6 +190,9 @@ func (b *nftBackend) fullSync(ctx context.Context, r *Ruleset) error {
 		err = b.recreate(ctx, r, st.gen)
 		if errors.Is(err, unix.ERESTART) && attempt < maxGenRetries {
 			continue // the ruleset changed since the read: read again
+		}
+		if missingFeature(err) {
+			return b.diagnose(ctx, err)
 		}
 		if err != nil {
 			return err
