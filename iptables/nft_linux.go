@@ -9,7 +9,6 @@ import (
 	"github.com/google/nftables"
 	"github.com/ipvskit/ipvskit/internal/names"
 	"github.com/mdlayher/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,6 +18,7 @@ type nftBackend struct {
 	conn  *nftables.Conn
 	nl    *netlink.Conn // the lasting socket under conn, for deadlines and buffers
 	table *nftables.Table
+	mark  string // the comment of every set the back end makes
 	sets  map[SetName]*nftables.Set
 
 	// last is what the kernel holds, as far as this back end knows; nil
@@ -32,10 +32,14 @@ type nftBackend struct {
 	// stats are the last Apply's or Repair's.
 	stats ApplyStats
 	// cleanedOther records that the iptables back end's objects were
-	// removed (done once, before the first full sync).
+	// removed (done once, after the first full sync that succeeded).
 	cleanedOther bool
 	// cleanupOther removes the other back end's objects; nil skips it.
 	cleanupOther func(ctx context.Context) error
+
+	// probes are the kernel features a failed full sync is diagnosed
+	// with (nftProbes; tests add their own).
+	probes []nftProbe
 
 	// beforeFlush, when set (by tests), is called with each batch before
 	// it is sent; an error it queues makes the kernel refuse the batch.
@@ -43,7 +47,7 @@ type nftBackend struct {
 }
 
 func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
-	b := &nftBackend{cfg: *cfg}
+	b := &nftBackend{cfg: *cfg, mark: names.Mark(cfg.Instance), probes: nftProbes()}
 	capture := func(c *netlink.Conn) error {
 		b.nl = c
 		// Buffers are sized here because a socket option turns off the
@@ -80,18 +84,14 @@ func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
 	return b, nil
 }
 
-// owned is NFTables.Owned (to be completed: the table's mark is not checked yet).
-func (b *nftBackend) owned(ctx context.Context) (*Ruleset, error) {
-	return nil, nil
-}
-
 func (b *nftBackend) close() error { return b.conn.CloseLasting() }
 
 func (b *nftBackend) lastStats() ApplyStats { return b.stats }
 
 // flush sends the queued batch, bounded by ctx, with a send buffer of at
-// least size bytes.
-func (b *nftBackend) flush(ctx context.Context, size int, batch int) error {
+// least size bytes; a non-zero gen makes the kernel refuse the batch
+// (ERESTART) if the ruleset changed since that generation.
+func (b *nftBackend) flush(ctx context.Context, size int, batch int, gen uint32) error {
 	if b.beforeFlush != nil {
 		b.beforeFlush(b.conn, batch)
 	}
@@ -100,7 +100,7 @@ func (b *nftBackend) flush(ctx context.Context, size int, batch int) error {
 			return err
 		}
 	}
-	return b.bounded(ctx, b.conn.Flush)
+	return b.bounded(ctx, func() error { return b.conn.FlushWithGenID(gen) })
 }
 
 // bounded runs f, which talks to the kernel over the lasting socket, with
@@ -176,14 +176,41 @@ func (b *nftBackend) repair(ctx context.Context) error {
 	return err
 }
 
+// fullSync re-creates the table, after checking that it is ours (or
+// absent) in the same generation, then, once, removes the iptables back
+// end's objects of the instance. If that cleanup fails the table stays
+// applied, the error is returned, and the next full sync tries again.
 func (b *nftBackend) fullSync(ctx context.Context, r *Ruleset) error {
+	b.last = nil
+	for attempt := 0; ; attempt++ {
+		st, err := b.readOwned(ctx)
+		if err != nil {
+			return fmt.Errorf("nftables: full sync of table %s %s: %w", b.cfg.Family, b.table.Name, err)
+		}
+		err = b.recreate(ctx, r, st.gen)
+		if errors.Is(err, unix.ERESTART) && attempt < maxGenRetries {
+			continue // the ruleset changed since the read: read again
+		}
+		if missingFeature(err) {
+			return b.diagnose(ctx, err)
+		}
+		if err != nil {
+			return err
+		}
+		break
+	}
 	if !b.cleanedOther && b.cleanupOther != nil {
 		if err := b.cleanupOther(ctx); err != nil {
-			return fmt.Errorf("nftables: removing the iptables back end's objects: %w", err)
+			b.last = nil // the next Apply is a full sync, and tries again
+			return fmt.Errorf("nftables: table %s %s applied, but removing the iptables back end's objects failed (retried on the next full sync): %w", b.cfg.Family, b.table.Name, err)
 		}
 		b.cleanedOther = true
 	}
-	b.last = nil
+	return nil
+}
+
+// recreate sends the batch that re-creates the table, with generation gen.
+func (b *nftBackend) recreate(ctx context.Context, r *Ruleset, gen uint32) error {
 	c, t := b.conn, b.table
 	// Add then delete: deletes any old table (whatever its sets' types or
 	// chains' priorities) without failing when there is none.
@@ -195,7 +222,7 @@ func (b *nftBackend) fullSync(ctx context.Context, r *Ruleset) error {
 	size := 1 << 20
 	var elems, ruleMsgs int
 	for _, s := range Sets() {
-		spec := nftSetSpec(t, b.cfg.Family, s)
+		spec := nftSetSpec(t, b.cfg.Family, s, b.mark)
 		ms := nftMembers(r, s)
 		size += len(ms) * 96
 		elems += len(ms)
@@ -229,7 +256,7 @@ func (b *nftBackend) fullSync(ctx context.Context, r *Ruleset) error {
 	}
 	// One batch: sets and rules cannot be timed apart (see ApplyStats).
 	start := time.Now()
-	err := b.flush(ctx, size, 0)
+	err := b.flush(ctx, size, 0, gen)
 	b.stats.RulesTime += time.Since(start)
 	b.stats.SetsReplaced, b.stats.ElementsAdded, b.stats.RuleWrites = numSets, elems, ruleMsgs
 	if err != nil {
@@ -331,7 +358,7 @@ func (b *nftBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 
 			}
 		}
 		start := time.Now()
-		err := b.flush(ctx, size, i)
+		err := b.flush(ctx, size, i, 0)
 		b.stats.SetsTime += time.Since(start)
 		if err != nil {
 			b.last = nil
@@ -346,47 +373,29 @@ func (b *nftBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 
 	return nil
 }
 
+// cleanup deletes the table if it is ours, in the generation it was read
+// in; a foreign one is left, with a *ForeignError.
 func (b *nftBackend) cleanup(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	b.last, b.want = nil, nil
-	b.conn.AddTable(b.table)
-	b.conn.DelTable(b.table)
-	if err := b.flush(ctx, 0, 0); err != nil {
-		return fmt.Errorf("nftables: deleting table %s %s: %w", b.cfg.Family, b.table.Name, err)
-	}
-	return nil
-}
-
-// cleanupNFTObjects deletes the nftables back end's table of family fam in
-// namespace ns (used when the iptables back end takes over). A kernel
-// without nf_tables has none.
-func cleanupNFTObjects(ctx context.Context, ns netns.NsHandle, fam Family, instance string, kubeProxy bool) error {
-	table := names.Table(instance, kubeProxy)
-	deadline := func(c *netlink.Conn) error {
-		if d, ok := ctx.Deadline(); ok {
-			return c.SetDeadline(d)
+	for attempt := 0; ; attempt++ {
+		st, err := b.readOwned(ctx)
+		if err != nil {
+			return fmt.Errorf("nftables: deleting table %s %s: %w", b.cfg.Family, b.table.Name, err)
+		}
+		if !st.exists {
+			return nil
+		}
+		b.conn.DelTable(b.table)
+		err = b.flush(ctx, 0, 0, st.gen)
+		if errors.Is(err, unix.ERESTART) && attempt < maxGenRetries {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("nftables: deleting table %s %s: %w", b.cfg.Family, b.table.Name, err)
 		}
 		return nil
 	}
-	opts := []nftables.ConnOption{nftables.WithSockOptions(deadline)}
-	if ns > 0 {
-		opts = append(opts, nftables.WithNetNSFd(int(ns)))
-	}
-	conn, err := nftables.New(opts...)
-	if err != nil {
-		return err
-	}
-	t := &nftables.Table{Name: table, Family: nftables.TableFamilyIPv4}
-	if fam == IPv6 {
-		t.Family = nftables.TableFamilyIPv6
-	}
-	conn.AddTable(t)
-	conn.DelTable(t)
-	err = conn.Flush()
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EPROTONOSUPPORT) {
-		return nil
-	}
-	return err
 }

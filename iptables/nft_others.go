@@ -12,6 +12,7 @@ import (
 type nftBackend struct {
 	cfg   NFTablesConfig
 	table struct{ Name string }
+	mark  string
 }
 
 func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {

@@ -22,15 +22,16 @@ type NFTablesConfig struct {
 	// Family is the family of the rulesets this back end applies; zero
 	// means IPv4. The table is in nft family ip (IPv4) or ip6 (IPv6).
 	Family Family
-	// Instance names the owned table (table ip <instance>) and marks it as
-	// its own: every set in it carries the comment "ipvskit:<instance>".
-	// Empty means DefaultInstance. 1-12 bytes of a-z, 0-9 and inner '-',
-	// starting with a letter; "kube" and "docker" are refused, and so is
-	// any name of a table other programs use (filter, nat, mangle, raw,
-	// security).
+	// Instance names the table (table ip <instance>) and its mark: every
+	// set in it carries the comment "ipvskit:<instance>". Empty means
+	// DefaultInstance. 1-12 bytes of a-z, 0-9 and inner '-', starting with
+	// a letter; names of other programs' tables and chains (kube,
+	// kube-proxy, docker, filter, nat, mangle, raw, security, broute) are
+	// refused.
 	Instance string
-	// KubeProxyNames names the table "kube-proxy" (kube-proxy's nftables
-	// mode's table), for taking over a kube-proxy node.
+	// KubeProxyNames names the table "kube-proxy" (that of kube-proxy's
+	// nftables mode), the only way to get that name; it is still written
+	// only when absent or marked by Instance.
 	KubeProxyNames bool
 	// MaxBatchElements bounds the set elements (deletes plus adds) an
 	// incremental sync sends per batch; a larger delta is sent as several
@@ -45,9 +46,23 @@ type NFTablesConfig struct {
 // place of ipsets, written over netlink through github.com/google/nftables
 // (no nft binary). It keeps what it last applied in memory: a sync with a
 // changed ruleset sends only the changed set elements, all sets in one
-// batch; the first sync, a change of Options and any sync after a failure
-// re-create the whole table in one batch. It never reads the table back to
-// sync. It is not safe for concurrent use.
+// batch, without reading anything back; the first sync, a change of
+// Options and any sync after a failure re-create the whole table in one
+// batch. It is not safe for concurrent use.
+//
+// The table is its own only if it carries its mark (a set commented
+// "ipvskit:<instance>"). A full sync, Repair, Check, Owned and Cleanup read
+// the table's set list first and return a *ForeignError, sending nothing,
+// for a table of its name without the mark; the batch that follows is
+// bound to the ruleset generation that was read, so a table created in
+// between is not overwritten. The first full sync that succeeds also
+// removes the iptables back end's objects of the same instance (only
+// those it marked); if that fails the table stays applied, the error is
+// returned and the next full sync tries again.
+//
+// A full sync the kernel refuses for a missing feature (ENOENT,
+// EOPNOTSUPP) is diagnosed in a throw-away table ipvskit-probe-<random>,
+// always deleted: the error wraps ErrNotSupported and names the module.
 //
 // An nftables accept ends processing only in this table: another table (for
 // example iptables-nft's filter table) can still drop the packet. So the
@@ -80,6 +95,10 @@ func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
 	if err := names.CheckInstance(c.Instance); err != nil {
 		return nil, &ValidationError{Field: "NFTablesConfig.Instance", Value: c.Instance, Reason: err.Error()}
 	}
+	if !c.KubeProxyNames && c.Instance == names.KubeProxyTable {
+		return nil, &ValidationError{Field: "NFTablesConfig.Instance", Value: c.Instance,
+			Reason: "the table of kube-proxy's nftables mode: opted into with KubeProxyNames"}
+	}
 	if c.MaxBatchElements < 0 {
 		return nil, &ValidationError{Field: "NFTablesConfig.MaxBatchElements", Value: strconv.Itoa(c.MaxBatchElements), Reason: "must not be negative"}
 	}
@@ -104,9 +123,10 @@ func (n *NFTables) ApplyFull(ctx context.Context, r *Ruleset) error { return n.b
 // others, in one batch. It does nothing before the first Apply.
 func (n *NFTables) Repair(ctx context.Context) error { return n.b.repair(ctx) }
 
-// Check reads the owned table back and reports every difference from the
-// last applied ruleset, changing nothing: the table missing; a set missing,
-// of another key type, or with members missing or extra; a chain missing,
+// Check reads the owned table back (a *ForeignError if it is not ours) and
+// reports every difference from the last applied ruleset, changing
+// nothing: the table missing; a set missing, of another key type, without
+// the mark, or with members missing or extra; a chain missing,
 // with another hook, priority or policy, or with rules missing, extra or
 // out of order; a set or chain in the table that the back end did not
 // make. Other tables are not read. Before the first Apply, and after
@@ -125,11 +145,14 @@ func (n *NFTables) Owned(ctx context.Context) (*Ruleset, error) { return n.b.own
 func (n *NFTables) LastStats() ApplyStats { return n.b.lastStats() }
 
 // Cleanup deletes the owned table (nothing else) and forgets the last
-// applied state. A missing table is not an error.
+// applied state. A missing table is not an error; a foreign one is left,
+// with a *ForeignError.
 func (n *NFTables) Cleanup(ctx context.Context) error { return n.b.cleanup(ctx) }
 
 // Render returns r as the `nft -f` script a full sync is equivalent to.
-func (n *NFTables) Render(r *Ruleset) (string, error) { return RenderNFT(r, n.b.table.Name) }
+func (n *NFTables) Render(r *Ruleset) (string, error) {
+	return renderNFT(r, n.b.table.Name, n.b.mark)
+}
 
 // Close releases the socket. It does not change the kernel's state.
 func (n *NFTables) Close() error { return n.b.close() }

@@ -16,6 +16,7 @@ import (
 
 // check reads the owned table back (its sets with their elements, its
 // chains with their rules) and compares it with b.want, changing nothing.
+// A table of its name without the mark is reported as a *ForeignError.
 func (b *nftBackend) check(ctx context.Context) ([]Drift, error) {
 	r := b.want
 	if r == nil {
@@ -59,6 +60,10 @@ func (b *nftBackend) readDrift(r *Ruleset) ([]Drift, error) {
 	sets, err := b.conn.GetSets(b.table)
 	if err != nil {
 		return nil, err
+	}
+	if !slices.ContainsFunc(sets, func(s *nftables.Set) bool { return s.Comment == b.mark }) {
+		// Not ours (any more): nothing in it is reported.
+		return nil, foreignTable(b.cfg.Family, b.table.Name, b.mark, len(sets))
 	}
 	have := map[string]*nftables.Set{}
 	for _, s := range sets {
@@ -123,10 +128,13 @@ func (b *nftBackend) checkSet(r *Ruleset, s SetName, got *nftables.Set, obj stri
 	if got == nil {
 		return Drift{Object: obj, Problem: "missing"}, true, nil
 	}
-	spec := nftSetSpec(b.table, b.cfg.Family, s)
+	spec := nftSetSpec(b.table, b.cfg.Family, s, b.mark)
 	if got.KeyType.Bytes != spec.KeyType.Bytes || got.Interval != spec.Interval {
 		return Drift{Object: obj, Problem: fmt.Sprintf("key of %d bytes (interval %v), want %d bytes (interval %v)",
 			got.KeyType.Bytes, got.Interval, spec.KeyType.Bytes, spec.Interval)}, true, nil
+	}
+	if got.Comment != b.mark {
+		return Drift{Object: obj, Problem: fmt.Sprintf("comment %q, want %q", got.Comment, b.mark)}, true, nil
 	}
 	elems, err := b.conn.GetSetElements(got)
 	if err != nil {

@@ -2,12 +2,15 @@ package iptables
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/ipvskit/ipvskit/internal/names"
 )
 
-// DefaultTable is the nft table the nftables back end owns in each family
-// (table ip ipvskit, table ip6 ipvskit) when NFTablesConfig.Table is empty.
-const DefaultTable = "ipvskit"
+// DefaultTable is the nft table of the default instance (table ip ipvskit,
+// table ip6 ipvskit).
+const DefaultTable = names.DefaultInstance
 
 // nftFamily returns nft's family keyword and address type for f.
 func nftFamily(f Family) (fam, addrType string) {
@@ -85,17 +88,24 @@ func nftMembers(r *Ruleset, s SetName) []Member {
 }
 
 // RenderNFT returns the ruleset as an `nft -f` script that re-creates the
-// table atomically (add, delete, then define it), exactly the state the
-// nftables back end's full sync creates. Priorities are numeric, as nft
-// 1.0.6 refuses "dstnat" on an output hook. It validates r first.
-func RenderNFT(r *Ruleset, table string) (string, error) {
+// table of instance (as NFTablesConfig.Instance; empty means
+// DefaultInstance) atomically (add, delete, then define it), exactly the
+// state the nftables back end's full sync creates, its sets marked with
+// the instance's comment. Priorities are numeric, as nft 1.0.6 refuses
+// "dstnat" on an output hook. It validates r and instance first.
+func RenderNFT(r *Ruleset, instance string) (string, error) {
+	if instance == "" {
+		instance = names.DefaultInstance
+	}
+	if err := names.CheckInstance(instance); err != nil {
+		return "", &ValidationError{Field: "instance", Value: instance, Reason: err.Error()}
+	}
+	return renderNFT(r, names.Table(instance, false), names.Mark(instance))
+}
+
+// renderNFT renders r as the script of table, its sets commented mark.
+func renderNFT(r *Ruleset, table, mark string) (string, error) {
 	if err := r.Validate(); err != nil {
-		return "", err
-	}
-	if table == "" {
-		table = DefaultTable
-	}
-	if err := checkTableName(table); err != nil {
 		return "", err
 	}
 	f := r.family()
@@ -107,6 +117,7 @@ func RenderNFT(r *Ruleset, table string) (string, error) {
 		if s == LoadBalancerSourceCIDR {
 			b.WriteString("\t\tflags interval\n")
 		}
+		fmt.Fprintf(&b, "\t\tcomment %s\n", strconv.Quote(mark))
 		if ms := nftMembers(r, s); len(ms) > 0 {
 			b.WriteString("\t\telements = {")
 			for i, m := range ms {
@@ -132,17 +143,4 @@ func RenderNFT(r *Ruleset, table string) (string, error) {
 	}
 	b.WriteString("}\n")
 	return b.String(), nil
-}
-
-func checkTableName(t string) error {
-	if t == "" || len(t) > 255 {
-		return &ValidationError{Field: "Table", Value: t, Reason: "must be 1 to 255 bytes"}
-	}
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') || (i == 0 && !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')) {
-			return &ValidationError{Field: "Table", Value: t, Reason: "must be a letter followed by letters, digits, '_' or '-'"}
-		}
-	}
-	return nil
 }

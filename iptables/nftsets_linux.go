@@ -6,13 +6,14 @@ import (
 	"github.com/google/nftables"
 )
 
-// nftSetSpec returns the nft set for s in family f, in table t.
-func nftSetSpec(t *nftables.Table, f Family, s SetName) *nftables.Set {
+// nftSetSpec returns the nft set for s in family f, in table t, carrying
+// the ownership mark as its comment.
+func nftSetSpec(t *nftables.Table, f Family, s SetName, mark string) *nftables.Set {
 	addr := nftables.TypeIPAddr
 	if f == IPv6 {
 		addr = nftables.TypeIP6Addr
 	}
-	set := &nftables.Set{Table: t, Name: s.String()}
+	set := &nftables.Set{Table: t, Name: s.String(), Comment: mark}
 	switch s.Shape() {
 	case ShapeAddr:
 		set.KeyType = addr
