@@ -66,6 +66,13 @@ func CheckInstance(s string) error {
 	if why, ok := reserved[s]; ok {
 		return fmt.Errorf("reserved: %s", why)
 	}
+	// kube-proxy's and Docker's objects start with these (KUBE-PROXY-*,
+	// table kube-proxy, DOCKER-USER, ...): no instance may come near them.
+	for _, p := range []string{"kube", "docker"} {
+		if strings.HasPrefix(s, p) {
+			return fmt.Errorf("reserved: starts with %q, %s", p, reserved[p])
+		}
+	}
 	return nil
 }
 
