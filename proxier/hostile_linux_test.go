@@ -124,6 +124,7 @@ func TestIntegrationBesideKubeProxy(t *testing.T) {
 func testBesideKubeProxy(t *testing.T, be Backend) {
 	ctx := context.Background()
 	tp := newTopology(t, 1, 2)
+	tp.addForeign(t)
 	c1, b1, b2 := tp.clients[0], tp.backends[0], tp.backends[1]
 	tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\nsysctl -qw net.ipv4.ip_forward=1\n"+
 		"iptables-restore --noflush <<'EOF'\n"+kubeProxyIPTables+"EOF\n"+
@@ -300,6 +301,7 @@ func TestIntegrationTwoInstances(t *testing.T) {
 func testTwoInstances(t *testing.T, beA, beB Backend) {
 	ctx := context.Background()
 	tp := newTopology(t, 1, 2)
+	tp.addForeign(t)
 	c1, b1, b2 := tp.clients[0], tp.backends[0], tp.backends[1]
 	ka := tp.newProxier(t, Config{Backend: beA, Instance: "a"})
 	kb := tp.newProxier(t, Config{Backend: beB, Instance: "b"})
@@ -333,9 +335,8 @@ func testTwoInstances(t *testing.T, beA, beB Backend) {
 	must(t, kb.p.Cleanup(ctx))
 	s = tp.snapshot(t)
 	checkLacks(t, s, "addr", " b0")
-	if got := s.ipvsLines(); len(got) != 0 {
-		t.Errorf("virtual servers left: %v", got)
-	}
+	checkForeign(t, s)
+	checkLacks(t, s, "ipvsadm", "198.18.100.")
 	checkLacks(t, s, "nft", "table ip a", "table ip b")
 	for _, sec := range []string{"iptables-legacy", "iptables-nft"} {
 		checkLacks(t, s, sec, "A-SERVICES", "B-SERVICES", "ipvskit:")
@@ -384,6 +385,7 @@ func TestIntegrationConflictOnTheFirstSync(t *testing.T) {
 func TestIntegrationSwitchingBackEnds(t *testing.T) {
 	ctx := context.Background()
 	tp := newTopology(t, 1, 2)
+	tp.addForeign(t)
 	c1, b1, b2 := tp.clients[0], tp.backends[0], tp.backends[1]
 	tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\nsysctl -qw net.ipv4.ip_forward=1\n"+
 		"iptables-restore --noflush <<'EOF'\n"+kubeProxyIPTables+"EOF\n"+
