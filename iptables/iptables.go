@@ -158,7 +158,7 @@ func (t *IPTables) LastStats() ApplyStats { return t.b.lastStats() }
 func (t *IPTables) Cleanup(ctx context.Context) error { return t.b.cleanup(ctx) }
 
 // Render returns r as the owned chains' iptables-save text.
-func (t *IPTables) Render(r *Ruleset) (string, error) { return RenderIPTables(r) }
+func (t *IPTables) Render(r *Ruleset) (string, error) { return t.b.render(r) }
 
 // Close releases the ipset client. It does not change the kernel's state.
 func (t *IPTables) Close() error { return t.b.close() }
