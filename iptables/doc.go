@@ -58,16 +58,30 @@
 //
 // # Ownership
 //
-// Each back end touches only its own objects: the iptables back end its
-// chains (KUBE-SERVICES, KUBE-POSTROUTING, KUBE-NODE-PORT,
-// KUBE-LOAD-BALANCER, KUBE-MARK-MASQ in nat; KUBE-FORWARD, KUBE-NODE-PORT,
-// KUBE-PROXY-FIREWALL, KUBE-SOURCE-RANGES-FIREWALL, KUBE-IPVS-FILTER,
-// KUBE-IPVS-OUT-FILTER in filter), its nine jump rules and its ipsets
-// (kube-proxy's names; IPv6 sets start KUBE-6-); the nftables back end its
-// table. Cleanup removes exactly those; kubelet's KUBE-FIREWALL and
-// KUBE-KUBELET-CANARY, and every other rule, chain, set and table, stay.
-// The first sync of each back end removes the other's objects, so switching
-// back ends leaves nothing behind.
+// Names derive from IPTablesConfig.Instance: the iptables back end's chains
+// and ipsets start with the instance upper-cased (IPVSKIT-SERVICES,
+// IPVSKIT-CLUSTER-IP, IPVSKIT-6-CLUSTER-IP for IPv6), or are kube-proxy's
+// own (KUBE-*) with KubeProxyNames; the nftables back end's table is named
+// after the instance. Ownership is proven by a mark, never by a name: every
+// owned chain starts with a marker rule `-m comment --comment
+// "ipvskit:<instance>"`, every jump rule from a built-in chain carries that
+// comment, and an owner chain in filter (IPVSKIT-OWNER; KUBE-IPVSKIT-OWNER),
+// never jumped to, holds one rule per owned ipset: the kernel then refuses
+// to destroy or rename the set, so an ipset is ours exactly when our owner
+// chain references it. A full sync, Repair, Owned and Cleanup read
+// iptables-save and the ipset headers first; if a chain or ipset they would
+// write or delete exists without the mark (or an ipset of our name is of
+// another type) they return a *ForeignError naming it and change nothing.
+// Cleanup removes only marked jumps and chains, the owner chain last, then
+// the ipsets it referenced (a back end also takes back what it wrote itself
+// since its last Cleanup, if someone flushed a chain's marker away);
+// kube-proxy's, kubelet's, Docker's, Calico's and
+// other instances' objects, even of the same names, are never flushed,
+// deleted or destroyed. Objects made by ipvskit versions before the marks
+// carry none: they are left alone, and reported as a ForeignError if they
+// hold our names; remove them by hand or with that version's Cleanup. The
+// first full sync of each back end removes the other back end's objects of
+// the same instance, only once its own are in place.
 //
 // # Drift
 //

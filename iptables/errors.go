@@ -3,6 +3,7 @@ package iptables
 import (
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/ipvskit/ipvskit/internal/kerr"
 )
@@ -41,3 +42,36 @@ func (e *ForeignError) Error() string {
 
 // Is reports whether target is fs.ErrExist.
 func (e *ForeignError) Is(target error) bool { return target == fs.ErrExist }
+
+// RestoreError says iptables-restore refused what the back end sent: the
+// line it names (its number, the table it is in and its text, as sent) and,
+// when its messages say that a match or target is missing from the kernel,
+// the module that provides it. With a Module, errors.Is(err,
+// ErrNotSupported) is true.
+type RestoreError struct {
+	Binary string // e.g. "iptables-nft-restore"
+	Line   int    // 1-based line of the input; 0 if the binary named none
+	Table  string // the table that line is in, e.g. "nat"
+	Text   string // the line as sent, e.g. "-A IPVSKIT-SERVICES ..."
+	Module string // e.g. "xt_set"; "" if nothing says a module is missing
+	Err    error  // the binary's exit status and messages
+}
+
+func (e *RestoreError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "iptables: %s", e.Binary)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ": line %d (table %s) failed: %s", e.Line, e.Table, e.Text)
+	}
+	if e.Module != "" {
+		fmt.Fprintf(&b, ": the kernel lacks a match or target (module %s)", e.Module)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
+}
+
+// Unwrap returns the binary's error.
+func (e *RestoreError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrNotSupported and a module is missing.
+func (e *RestoreError) Is(target error) bool { return e.Module != "" && target == ErrNotSupported }

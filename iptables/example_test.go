@@ -25,17 +25,18 @@ func ExampleRuleset() {
 func ExampleRenderIPTables() {
 	r := iptables.NewRuleset(iptables.IPv4, iptables.Options{MasqueradeAll: true})
 	r.Add(iptables.ClusterIP, iptables.AddrPort(netip.MustParseAddr("198.18.0.10"), iptables.TCP, 80))
-	text, _ := iptables.RenderIPTables(r)
+	text, _ := iptables.RenderIPTables(r, nil)
 	for _, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(l, "-A KUBE-SERVICES") {
+		if strings.HasPrefix(l, "-A IPVSKIT-SERVICES") {
 			fmt.Println(l)
 		}
 	}
 	// Output:
-	// -A KUBE-SERVICES -s 127.0.0.0/8 -j RETURN
-	// -A KUBE-SERVICES -m comment --comment "Kubernetes service cluster ip + port for masquerade purpose" -m set --match-set KUBE-CLUSTER-IP dst,dst -j KUBE-MARK-MASQ
-	// -A KUBE-SERVICES -m addrtype --dst-type LOCAL -j KUBE-NODE-PORT
-	// -A KUBE-SERVICES -m set --match-set KUBE-CLUSTER-IP dst,dst -j ACCEPT
+	// -A IPVSKIT-SERVICES -m comment --comment "ipvskit:ipvskit"
+	// -A IPVSKIT-SERVICES -s 127.0.0.0/8 -j RETURN
+	// -A IPVSKIT-SERVICES -m comment --comment "Kubernetes service cluster ip + port for masquerade purpose" -m set --match-set IPVSKIT-CLUSTER-IP dst,dst -j IPVSKIT-MARK-MASQ
+	// -A IPVSKIT-SERVICES -m addrtype --dst-type LOCAL -j IPVSKIT-NODE-PORT
+	// -A IPVSKIT-SERVICES -m set --match-set IPVSKIT-CLUSTER-IP dst,dst -j ACCEPT
 }
 
 func ExampleRenderNFT() {

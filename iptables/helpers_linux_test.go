@@ -67,14 +67,17 @@ func scriptListing(t *testing.T, r *Ruleset) string {
 }
 
 // ownedLines keeps, from iptables-save output, the table headers, COMMITs
-// and the owned chains' declarations and rules of nat and filter, in
-// iptables-save's order: comparable with RenderIPTables.
-func ownedLines(save string) string {
+// and the default instance's owned chains' declarations and rules of nat
+// and filter, in iptables-save's order: comparable with RenderIPTables.
+func ownedLines(save string) string { return ownedLinesOf(save, newIPTNames("", false)) }
+
+// ownedLinesOf is ownedLines for the chains named n.
+func ownedLinesOf(save string, n *iptNames) string {
 	owned := map[string]map[string]bool{"nat": {}, "filter": {}}
-	for _, c := range natChains {
+	for _, c := range n.natChains() {
 		owned["nat"][c] = true
 	}
-	for _, c := range filterChains {
+	for _, c := range n.filterChains() {
 		owned["filter"][c] = true
 	}
 	tables := map[string][]string{}
@@ -111,8 +114,8 @@ func ownedLines(save string) string {
 func ipsetMembers(t *testing.T, ns *testutil.NetNS, f Family) []string {
 	t.Helper()
 	names := map[string]bool{}
-	for _, s := range Sets() {
-		names[s.IPSetName(f)] = true
+	for name := range newIPTNames("", false).ipsets(f) {
+		names[name] = true
 	}
 	var out []string
 	for _, l := range strings.Split(ns.Exec(t, "ipset", "save"), "\n") {
@@ -134,7 +137,7 @@ func wantIPSetMembers(r *Ruleset) []string {
 		}
 		for _, m := range r.Members(s) {
 			// ipset prints a host network as a bare address.
-			line := "add " + s.IPSetName(r.family()) + " " + m.String()
+			line := "add " + newIPTNames("", false).ipset(s, r.family()) + " " + m.String()
 			if m.Net.IsValid() && m.Net.IsSingleIP() {
 				line = strings.TrimSuffix(line, "/"+strconv.Itoa(m.Net.Bits()))
 			}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +18,7 @@ import (
 type iptBackend struct {
 	fam    Family
 	flavor Flavor
+	names  *iptNames
 	sets   setClient
 	run    runner
 	closer func() error
@@ -35,6 +36,11 @@ type iptBackend struct {
 	stats ApplyStats
 	// jumps records that the jump rules were ensured.
 	jumps bool
+	// known holds the chains and ipsets this back end wrote since its last
+	// Cleanup (keys from knownChain and knownSet): its own even when their
+	// mark is gone (someone flushed a chain, a restore failed after a set
+	// was made), so that Repair and Cleanup still take them back.
+	known map[string]bool
 	// cleanedOther records that the nftables back end's table was removed.
 	cleanedOther bool
 	cleanupOther func(ctx context.Context) error
@@ -125,14 +131,16 @@ func (b *iptBackend) repair(ctx context.Context) error {
 
 func (b *iptBackend) lastStats() ApplyStats { return b.stats }
 
-// fullSync replaces every ipset atomically, rewrites the owned chains and
-// ensures the jump rules if that was not done yet.
+// fullSync reads the kernel back once and refuses (a *ForeignError) if a
+// chain or ipset it would write exists without its mark; then it replaces
+// every ipset atomically, rewrites the owned chains (the owner chain with
+// them) and ensures the jump rules if that was not done yet. Once all of
+// that succeeded the first time, it removes the nftables back end's table
+// of the same instance.
 func (b *iptBackend) fullSync(ctx context.Context, r *Ruleset) error {
-	if !b.cleanedOther && b.cleanupOther != nil {
-		if err := b.cleanupOther(ctx); err != nil {
-			return fmt.Errorf("iptables: removing the nftables back end's table: %w", err)
-		}
-		b.cleanedOther = true
+	own, err := b.readOwnership(ctx, []Flavor{b.flavor}, true, false)
+	if err != nil {
+		return err
 	}
 	b.last = nil
 	for _, s := range Sets() {
@@ -142,26 +150,39 @@ func (b *iptBackend) fullSync(ctx context.Context, r *Ruleset) error {
 		if err := b.step("ipset " + s.String()); err != nil {
 			return err
 		}
+		spec := ipsetSpec(b.names, b.fam, s)
 		start := time.Now()
-		err := b.sets.Replace(ctx, ipsetSpec(b.fam, s), ipsetEntries(r.Members(s)))
+		err := b.sets.Replace(ctx, spec, ipsetEntries(r.Members(s)))
 		b.stats.SetsTime += time.Since(start)
+		b.know(knownSet(spec.Name)) // made or rewritten now, perhaps half way
 		if err != nil {
-			return fmt.Errorf("iptables: replacing ipset %s: %w", s.IPSetName(b.fam), err)
+			return fmt.Errorf("iptables: replacing ipset %s: %w", spec.Name, err)
 		}
 		b.stats.SetsReplaced++
 		b.stats.ElementsAdded += r.Len(s)
 	}
-	text := renderIPTablesText(r)
+	text := renderIPTablesText(r, b.names)
 	if err := b.restore(ctx, text); err != nil {
 		return err
 	}
+	for _, table := range []string{"nat", "filter"} {
+		for _, c := range b.names.chains(table) {
+			b.know(knownChain(b.flavor, table, c))
+		}
+	}
 	if !b.jumps {
-		if err := b.ensureJumps(ctx); err != nil {
+		if err := b.ensureJumps(ctx, own.saves[b.flavor]); err != nil {
 			return err
 		}
 		b.jumps = true
 	}
 	b.last, b.lastText, b.lastMark = r.Clone(), text, r.mark()
+	if !b.cleanedOther && b.cleanupOther != nil {
+		if err := b.cleanupOther(ctx); err != nil {
+			return fmt.Errorf("iptables: removing the nftables back end's table: %w", err)
+		}
+		b.cleanedOther = true
+	}
 	return nil
 }
 
@@ -187,7 +208,7 @@ func (b *iptBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 
 	}
 	text := b.lastText
 	if rulesChanged {
-		if text = renderIPTablesText(r); text != b.lastText {
+		if text = renderIPTablesText(r, b.names); text != b.lastText {
 			if err := b.restore(ctx, text); err != nil {
 				return err
 			}
@@ -215,7 +236,7 @@ func (b *iptBackend) restore(ctx context.Context, text string) error {
 	b.stats.RulesTime += time.Since(start)
 	b.stats.RuleWrites++
 	if err != nil {
-		return fmt.Errorf("iptables: %s: %w", bin, err)
+		return restoreError(bin, b.fam, text, err)
 	}
 	return nil
 }
@@ -251,6 +272,15 @@ func parseSave(out string) saved {
 	return s
 }
 
+// byChainOrEmpty returns the table's rules by chain (none if the table is
+// not there).
+func (t *savedTable) byChainOrEmpty() map[string][]string {
+	if t == nil {
+		return nil
+	}
+	return t.byChain
+}
+
 func (s saved) hasRule(table, line string) bool {
 	t := s[table]
 	return t != nil && t.rules[line]
@@ -270,21 +300,18 @@ func (b *iptBackend) save(ctx context.Context, fl Flavor) (saved, error) {
 	return parseSave(string(out)), nil
 }
 
-// ensureJumps inserts the missing jump rules at position 1, in kube-proxy's
+// ensureJumps inserts the jump rules missing from s (iptables-save of the
+// back end's flavor, read before the sync) at position 1, in kube-proxy's
 // order, in one restore.
-func (b *iptBackend) ensureJumps(ctx context.Context) error {
+func (b *iptBackend) ensureJumps(ctx context.Context, s saved) error {
 	if err := b.step("jumps"); err != nil {
 		return err
 	}
 	defer func(start time.Time) { b.stats.RulesTime += time.Since(start) }(time.Now())
-	s, err := b.save(ctx, b.flavor)
-	if err != nil {
-		return err
-	}
 	var text strings.Builder
 	for _, table := range []string{"nat", "filter"} {
 		var lines []string
-		for _, j := range jumpRules {
+		for _, j := range b.names.jumpRules() {
 			if j.table == table && !s.hasRule(table, j.line()) {
 				lines = append(lines, fmt.Sprintf("-I %s 1 %s", j.chain, j.spec))
 			}
@@ -299,42 +326,65 @@ func (b *iptBackend) ensureJumps(ctx context.Context) error {
 	bin := b.flavor.binary(b.fam, "restore")
 	b.stats.RuleWrites++
 	if _, err := b.run.run(ctx, []byte(text.String()), bin, "-w", "--noflush"); err != nil {
-		return fmt.Errorf("iptables: inserting jump rules with %s: %w", bin, err)
+		return fmt.Errorf("inserting jump rules: %w", restoreError(bin, b.fam, text.String(), err))
 	}
 	return nil
 }
 
 func (b *iptBackend) cleanup(ctx context.Context) error {
 	b.last, b.want, b.jumps = nil, nil, false
-	return cleanupIPTables(ctx, b.run, b.sets, b.fam)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := b.cleanupMarked(ctx); err != nil {
+		return err
+	}
+	b.known = nil
+	return nil
 }
 
-// cleanupIPTables removes the jump rules, the owned chains (both flavors, as
-// far as their binaries exist) and then the owned ipsets of family fam.
-// Foreign rules, chains and sets are left alone.
-func cleanupIPTables(ctx context.Context, run runner, sets setClient, fam Family) error {
-	b := &iptBackend{fam: fam, run: run}
+// know records that the back end wrote the object of key k.
+func (b *iptBackend) know(k string) {
+	if b.known == nil {
+		b.known = map[string]bool{}
+	}
+	b.known[k] = true
+}
+
+// cleanupMarked removes, in both flavors (as far as their binaries exist),
+// the jump rules that carry the mark and the owned chains that start with
+// the marker, the owner chain last, then the ipsets the owner chain
+// referenced (and those the back end knows it wrote).
+// It reads everything first and changes nothing if an object of its names
+// exists without its mark (a *ForeignError). Missing objects are not
+// errors.
+func (b *iptBackend) cleanupMarked(ctx context.Context) error {
+	n := b.names
+	own, err := b.readOwnership(ctx, []Flavor{FlavorLegacy, FlavorNFT}, false, true)
+	if err != nil {
+		return err
+	}
 	for _, fl := range []Flavor{FlavorLegacy, FlavorNFT} {
-		s, err := b.save(ctx, fl)
-		if errors.Is(err, exec.ErrNotFound) {
+		s, ok := own.saves[fl]
+		if !ok {
 			continue
 		}
-		if err != nil {
-			return err
-		}
 		var text strings.Builder
-		for _, tc := range []struct {
-			table  string
-			chains []string
-		}{{"nat", natChains}, {"filter", filterChains}} {
+		for _, table := range []string{"nat", "filter"} {
 			var del, decl, drop []string
-			for _, j := range jumpRules {
-				if j.table == tc.table && s.hasRule(tc.table, j.line()) {
-					del = append(del, "-D "+j.chain+" "+j.spec)
+			for chain, lines := range s[table].byChainOrEmpty() {
+				if own.chains[fl][table+" "+chain] {
+					continue
+				}
+				for _, l := range lines {
+					if own.chains[fl][table+" "+ruleTarget(l)] && strings.Contains(l, " --comment "+saveQuote(n.mark)+" ") {
+						del = append(del, "-D "+l[len("-A "):])
+					}
 				}
 			}
-			for _, c := range tc.chains {
-				if s.hasChain(tc.table, c) {
+			slices.Sort(del)
+			for _, c := range n.chains(table) { // the owner chain last
+				if own.chains[fl][table+" "+c] {
 					decl = append(decl, ":"+c+" - [0:0]")
 					drop = append(drop, "-X "+c)
 				}
@@ -342,7 +392,7 @@ func cleanupIPTables(ctx context.Context, run runner, sets setClient, fam Family
 			if len(del)+len(decl) == 0 {
 				continue
 			}
-			fmt.Fprintf(&text, "*%s\n", tc.table)
+			fmt.Fprintf(&text, "*%s\n", table)
 			for _, l := range append(append(del, decl...), drop...) {
 				text.WriteString(l + "\n")
 			}
@@ -351,21 +401,22 @@ func cleanupIPTables(ctx context.Context, run runner, sets setClient, fam Family
 		if text.Len() == 0 {
 			continue
 		}
-		bin := fl.binary(fam, "restore")
-		if _, err := run.run(ctx, []byte(text.String()), bin, "-w", "--noflush"); err != nil {
-			return fmt.Errorf("iptables: removing owned chains with %s: %w", bin, err)
+		bin := fl.binary(b.fam, "restore")
+		if _, err := b.run.run(ctx, []byte(text.String()), bin, "-w", "--noflush"); err != nil {
+			return fmt.Errorf("removing owned chains: %w", restoreError(bin, b.fam, text.String(), err))
 		}
 	}
-	if sets == nil {
+	if b.sets == nil {
 		return nil
 	}
 	var errs []error
 	for _, s := range Sets() {
-		if !s.isIPSet() {
+		name := n.ipset(s, b.fam)
+		if _, ok := own.sets[name]; !ok {
 			continue
 		}
-		if err := sets.Destroy(ctx, s.IPSetName(fam)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("iptables: destroying ipset %s: %w", s.IPSetName(fam), err))
+		if err := b.sets.Destroy(ctx, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("iptables: destroying ipset %s: %w", name, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -420,7 +471,7 @@ func (b *iptBackend) updateSets(ctx context.Context, changes *[numSets + 1][2][]
 		if err := b.step("ipset " + verb + " " + s.String()); err != nil {
 			return err
 		}
-		ch := ipset.Change{Set: ipsetSpec(b.fam, s)}
+		ch := ipset.Change{Set: ipsetSpec(b.names, b.fam, s)}
 		if side == 0 {
 			ch.Add = ipsetEntries(ms)
 		} else {
@@ -442,4 +493,12 @@ func (b *iptBackend) updateSets(ctx context.Context, changes *[numSets + 1][2][]
 		return fmt.Errorf("iptables: ipset %s: %w", verb, err)
 	}
 	return nil
+}
+
+// render is IPTables.Render: r's owned chains with the back end's names.
+func (b *iptBackend) render(r *Ruleset) (string, error) {
+	if err := r.Validate(); err != nil {
+		return "", err
+	}
+	return renderIPTablesText(r, b.names), nil
 }

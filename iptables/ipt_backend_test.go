@@ -96,16 +96,100 @@ func (f *fakeSets) Destroy(ctx context.Context, name string) error {
 }
 func (f *fakeSets) Close() error { return nil }
 
-// fakeRun records the binaries run; saves print save.
+// fakeRun records the binaries run and keeps, per flavor, the tables the
+// restores it was fed leave (declare, -A, -I, -D, -X); a save prints them,
+// or save if that is set. With restoreErr set, every restore fails with it.
 type fakeRun struct {
-	calls []string
-	save  string
+	calls      []string
+	inputs     []string // what each restore was fed
+	save       string
+	restoreErr error
+	tables     map[string]map[string]*fakeTable // flavor -> table name
+}
+
+type fakeTable struct {
+	chains []string // in creation order, the built-in ones first
+	rules  map[string][]string
+}
+
+func (f *fakeRun) flavorTables(name string) map[string]*fakeTable {
+	fl := "nft"
+	if strings.Contains(name, "legacy") {
+		fl = "legacy"
+	}
+	if f.tables == nil {
+		f.tables = map[string]map[string]*fakeTable{}
+	}
+	if f.tables[fl] == nil {
+		f.tables[fl] = map[string]*fakeTable{
+			"filter": {chains: []string{"INPUT", "FORWARD", "OUTPUT"}, rules: map[string][]string{}},
+			"nat":    {chains: []string{"PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"}, rules: map[string][]string{}},
+		}
+	}
+	return f.tables[fl]
 }
 
 func (f *fakeRun) run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
 	f.calls = append(f.calls, name)
+	tables := f.flavorTables(name)
 	if strings.HasSuffix(name, "-save") {
-		return []byte(f.save), nil
+		if f.save != "" {
+			return []byte(f.save), nil
+		}
+		var b strings.Builder
+		for _, tn := range []string{"filter", "nat"} {
+			t := tables[tn]
+			fmt.Fprintf(&b, "*%s\n", tn)
+			for _, c := range t.chains {
+				fmt.Fprintf(&b, ":%s - [0:0]\n", c)
+			}
+			for _, c := range t.chains {
+				for _, r := range t.rules[c] {
+					fmt.Fprintf(&b, "-A %s %s\n", c, r)
+				}
+			}
+			b.WriteString("COMMIT\n")
+		}
+		return []byte(b.String()), nil
+	}
+	if !strings.HasSuffix(name, "-restore") {
+		return nil, nil
+	}
+	f.inputs = append(f.inputs, string(stdin))
+	if f.restoreErr != nil {
+		return nil, f.restoreErr
+	}
+	var t *fakeTable
+	for _, l := range strings.Split(string(stdin), "\n") {
+		op, rest, _ := strings.Cut(l, " ")
+		chain, spec, _ := strings.Cut(rest, " ")
+		switch {
+		case strings.HasPrefix(l, "*"):
+			t = tables[l[1:]]
+		case strings.HasPrefix(l, ":"):
+			c, _, _ := strings.Cut(l[1:], " ")
+			if !slices.Contains(t.chains, c) {
+				t.chains = append(t.chains, c)
+			}
+			t.rules[c] = nil
+		case op == "-A":
+			t.rules[chain] = append(t.rules[chain], spec)
+		case op == "-I":
+			_, spec, _ = strings.Cut(spec, " ") // position 1
+			t.rules[chain] = append([]string{spec}, t.rules[chain]...)
+		case op == "-D":
+			i := slices.Index(t.rules[chain], spec)
+			if i < 0 && f.save != "" {
+				continue // the model is not what save shows
+			}
+			if i < 0 {
+				return nil, fmt.Errorf("exit status 1: %s: line x failed", name)
+			}
+			t.rules[chain] = slices.Delete(t.rules[chain], i, i+1)
+		case op == "-X":
+			t.chains = slices.DeleteFunc(t.chains, func(c string) bool { return c == chain })
+			delete(t.rules, chain)
+		}
 	}
 	return nil, nil
 }
@@ -122,7 +206,7 @@ func count(calls []string, prefix string) int {
 
 func TestIPTablesSendsOnlyWhatChanged(t *testing.T) {
 	sets, run := &fakeSets{}, &fakeRun{}
-	b := &iptBackend{fam: IPv4, flavor: FlavorNFT, sets: sets, run: run}
+	b := &iptBackend{fam: IPv4, flavor: FlavorNFT, names: defaultNames, sets: sets, run: run}
 	ctx := context.Background()
 	r := sample(IPv4, Options{})
 	if err := b.apply(ctx, r, false); err != nil {
@@ -131,8 +215,8 @@ func TestIPTablesSendsOnlyWhatChanged(t *testing.T) {
 	if n := count(sets.calls, "replace "); n != numSets-1 {
 		t.Fatalf("full sync: %d set replaces, want %d", n, numSets-1)
 	}
-	if got := strings.Join(run.calls, ","); got != "iptables-nft-restore,iptables-nft-save,iptables-nft-restore" {
-		t.Fatalf("full sync ran %s; want restore, save (jump check), restore (jumps)", got)
+	if got := strings.Join(run.calls, ","); got != "iptables-nft-save,iptables-nft-restore,iptables-nft-restore" {
+		t.Fatalf("full sync ran %s; want save (ownership, jump check), restore, restore (jumps)", got)
 	}
 
 	sets.calls, run.calls = nil, nil
@@ -145,7 +229,7 @@ func TestIPTablesSendsOnlyWhatChanged(t *testing.T) {
 	if err := b.apply(ctx, r, false); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"add KUBE-CLUSTER-IP 198.18.9.9,tcp:80", "del KUBE-NODE-PORT-TCP 30080"}
+	want := []string{"add IPVSKIT-CLUSTER-IP 198.18.9.9,tcp:80", "del IPVSKIT-NODE-PORT-TCP 30080"}
 	if strings.Join(sets.calls, ";") != strings.Join(want, ";") || len(run.calls) != 0 {
 		t.Fatalf("one-member changes: sets %v, runs %v; want %v and no run", sets.calls, run.calls, want)
 	}
@@ -182,7 +266,7 @@ func TestIPTablesSendsOnlyWhatChanged(t *testing.T) {
 
 func TestIPTablesRejectsBeforeTouching(t *testing.T) {
 	sets, run := &fakeSets{}, &fakeRun{}
-	b := &iptBackend{fam: IPv4, flavor: FlavorLegacy, sets: sets, run: run}
+	b := &iptBackend{fam: IPv4, flavor: FlavorLegacy, names: defaultNames, sets: sets, run: run}
 	r := sample(IPv4, Options{MasqueradeMark: 3})
 	var ve *ValidationError
 	if err := b.apply(context.Background(), r, false); !errors.As(err, &ve) || ve.Field != "Options.MasqueradeMark" {
@@ -197,8 +281,9 @@ func TestIPTablesRejectsBeforeTouching(t *testing.T) {
 }
 
 func TestParseSaveAndJumps(t *testing.T) {
-	s := parseSave("# x\n*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n" + jumpRules[1].line() + "\nCOMMIT\n")
-	if !s.hasChain("nat", "KUBE-SERVICES") || !s.hasRule("nat", jumpRules[1].line()) || s.hasRule("filter", jumpRules[1].line()) {
+	j := defaultNames.jumpRules()[1]
+	s := parseSave("# x\n*nat\n:PREROUTING ACCEPT [0:0]\n:IPVSKIT-SERVICES - [0:0]\n" + j.line() + "\nCOMMIT\n")
+	if !s.hasChain("nat", "IPVSKIT-SERVICES") || !s.hasRule("nat", j.line()) || s.hasRule("filter", j.line()) {
 		t.Fatalf("parseSave: %+v", s["nat"])
 	}
 }

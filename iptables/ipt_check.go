@@ -24,7 +24,7 @@ func (b *iptBackend) check(ctx context.Context) ([]Drift, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := chainDrift(r, s)
+	out := chainDrift(r, b.names, s)
 	infos, err := b.ownedSets(ctx)
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func (b *iptBackend) check(ctx context.Context) ([]Drift, error) {
 		if !set.isIPSet() {
 			continue
 		}
-		if d, bad := ipsetDrift(r, set, infos); bad {
+		if d, bad := ipsetDrift(r, b.names, set, infos); bad {
 			out = append(out, d)
 		}
 	}
@@ -42,9 +42,9 @@ func (b *iptBackend) check(ctx context.Context) ([]Drift, error) {
 
 // chainDrift compares the owned chains and the jump rules in iptables-save
 // output s with the rules r renders.
-func chainDrift(r *Ruleset, s saved) []Drift {
+func chainDrift(r *Ruleset, n *iptNames, s saved) []Drift {
 	var out []Drift
-	filter, nat := renderIPTables(r)
+	filter, nat := renderIPTables(r, n)
 	for _, t := range []*iptTable{nat, filter} {
 		for _, c := range slices.Sorted(slices.Values(t.chains)) {
 			obj := "chain " + t.name + " " + c
@@ -65,7 +65,7 @@ func chainDrift(r *Ruleset, s saved) []Drift {
 			}
 		}
 	}
-	for _, j := range jumpRules {
+	for _, j := range n.jumpRules() {
 		if !s.hasRule(j.table, j.line()) {
 			out = append(out, Drift{Object: "jump " + j.table + " " + j.chain + " -> " + j.target(), Problem: "missing"})
 		}
@@ -84,7 +84,7 @@ func (b *iptBackend) ownedSets(ctx context.Context) (map[string]ipset.SetInfo, e
 	owned := map[string]bool{}
 	for _, s := range Sets() {
 		if s.isIPSet() {
-			owned[s.IPSetName(b.fam)] = true
+			owned[b.names.ipset(s, b.fam)] = true
 		}
 	}
 	out := map[string]ipset.SetInfo{}
@@ -119,9 +119,9 @@ func (b *iptBackend) ownedSets(ctx context.Context) (map[string]ipset.SetInfo, e
 
 // ipsetDrift compares the kernel's copy of set s (in infos, by name) with
 // the members r gives it.
-func ipsetDrift(r *Ruleset, s SetName, infos map[string]ipset.SetInfo) (Drift, bool) {
+func ipsetDrift(r *Ruleset, n *iptNames, s SetName, infos map[string]ipset.SetInfo) (Drift, bool) {
 	f := r.family()
-	spec := ipsetSpec(f, s)
+	spec := ipsetSpec(n, f, s)
 	obj := "set " + spec.Name
 	si, ok := infos[spec.Name]
 	if !ok {
@@ -149,9 +149,4 @@ func ipsetDrift(r *Ruleset, s SetName, infos map[string]ipset.SetInfo) (Drift, b
 		got = append(got, item{t, t})
 	}
 	return listDrift(obj, "members", want, got, false)
-}
-
-// owned is IPTables.Owned (to be completed: marks are not checked yet).
-func (b *iptBackend) owned(ctx context.Context) (*Ruleset, error) {
-	return nil, nil
 }

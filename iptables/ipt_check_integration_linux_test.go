@@ -52,52 +52,56 @@ type iptTamper struct {
 	// destroyed while no rule refers to it).
 	edit func(r *Ruleset)
 	// cmds are command lines; "IPT" stands for the flavor's iptables
-	// binary; an ipset's "KUBE-" becomes the family's prefix.
+	// binary; in ipset commands "IPVSKIT-" becomes the family's prefix and
+	// FAMILY the family.
 	cmds []string
 	want func(f Family) []wantDrift
 }
 
 var iptTampers = []iptTamper{
-	{name: "chain flushed", cmds: []string{"IPT -t nat -F KUBE-SERVICES"},
+	{name: "chain flushed", cmds: []string{"IPT -t nat -F IPVSKIT-SERVICES"},
 		want: func(f Family) []wantDrift {
-			_, nat := renderIPTables(sample(f, Options{}))
-			n := len(nat.rules["KUBE-SERVICES"])
-			return []wantDrift{{"chain nat KUBE-SERVICES", "rules missing (-A KUBE-SERVICES -s " + f.loopback().String() + " -j RETURN", n, 0}}
+			_, nat := renderIPTables(sample(f, Options{}), defaultNames)
+			n := len(nat.rules["IPVSKIT-SERVICES"])
+			return []wantDrift{{"chain nat IPVSKIT-SERVICES", `rules missing (-A IPVSKIT-SERVICES -m comment --comment "ipvskit:ipvskit"; -A IPVSKIT-SERVICES -s ` + f.loopback().String() + " -j RETURN", n, 0}}
 		}},
-	{name: "jump deleted", cmds: []string{`IPT -t nat -D PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`},
+	{name: "jump deleted", cmds: []string{`IPT -t nat -D PREROUTING -m comment --comment "ipvskit:ipvskit" -j IPVSKIT-SERVICES`},
 		want: func(f Family) []wantDrift {
-			return []wantDrift{{"jump nat PREROUTING -> KUBE-SERVICES", "missing", 0, 0}}
+			return []wantDrift{{"jump nat PREROUTING -> IPVSKIT-SERVICES", "missing", 0, 0}}
 		}},
-	{name: "rule added to an owned chain", cmds: []string{"IPT -t filter -A KUBE-FORWARD -j DROP"},
+	{name: "rule added to an owned chain", cmds: []string{"IPT -t filter -A IPVSKIT-FORWARD -j DROP"},
 		want: func(f Family) []wantDrift {
-			return []wantDrift{{"chain filter KUBE-FORWARD", "1 extra (-A KUBE-FORWARD -j DROP)", 0, 1}}
+			return []wantDrift{{"chain filter IPVSKIT-FORWARD", "1 extra (-A IPVSKIT-FORWARD -j DROP)", 0, 1}}
 		}},
 	{name: "chain and its jump deleted", cmds: []string{
-		`IPT -t filter -D OUTPUT -m comment --comment "kubernetes ipvs access filter" -j KUBE-IPVS-OUT-FILTER`,
-		"IPT -t filter -F KUBE-IPVS-OUT-FILTER",
-		"IPT -t filter -X KUBE-IPVS-OUT-FILTER",
+		`IPT -t filter -D OUTPUT -m comment --comment "ipvskit:ipvskit" -j IPVSKIT-IPVS-OUT-FILTER`,
+		"IPT -t filter -F IPVSKIT-IPVS-OUT-FILTER",
+		"IPT -t filter -X IPVSKIT-IPVS-OUT-FILTER",
 	},
 		want: func(f Family) []wantDrift {
 			return []wantDrift{
-				{"chain filter KUBE-IPVS-OUT-FILTER", "missing", 0, 0},
-				{"jump filter OUTPUT -> KUBE-IPVS-OUT-FILTER", "missing", 0, 0},
+				{"chain filter IPVSKIT-IPVS-OUT-FILTER", "missing", 0, 0},
+				{"jump filter OUTPUT -> IPVSKIT-IPVS-OUT-FILTER", "missing", 0, 0},
 			}
 		}},
-	{name: "ipset flushed", cmds: []string{"ipset flush KUBE-CLUSTER-IP"},
+	{name: "ipset flushed", cmds: []string{"ipset flush IPVSKIT-CLUSTER-IP"},
 		want: func(f Family) []wantDrift {
-			return []wantDrift{{"set " + ClusterIP.IPSetName(f), "3 members missing", 3, 0}}
+			return []wantDrift{{"set " + defaultNames.ipset(ClusterIP, f), "3 members missing", 3, 0}}
 		}},
-	{name: "ipset members added and deleted", cmds: []string{"ipset add KUBE-NODE-PORT-TCP 31000", "ipset del KUBE-NODE-PORT-UDP 30053"},
+	{name: "ipset members added and deleted", cmds: []string{"ipset add IPVSKIT-NODE-PORT-TCP 31000", "ipset del IPVSKIT-NODE-PORT-UDP 30053"},
 		want: func(f Family) []wantDrift {
 			return []wantDrift{
-				{"set " + NodePortTCP.IPSetName(f), "1 extra (31000)", 0, 1},
-				{"set " + NodePortUDP.IPSetName(f), "1 members missing (30053)", 1, 0},
+				{"set " + defaultNames.ipset(NodePortTCP, f), "1 extra (31000)", 0, 1},
+				{"set " + defaultNames.ipset(NodePortUDP, f), "1 members missing (30053)", 1, 0},
 			}
 		}},
-	{name: "unreferenced ipset destroyed", edit: func(r *Ruleset) { r.Clear(NodePortSCTP) },
-		cmds: []string{"ipset destroy KUBE-NODE-PORT-SCTP-HASH"},
+	// The owner chain's reference keeps anyone from destroying a set; a
+	// swap with an empty one is what is left.
+	{name: "ipset swapped with an empty one", cmds: []string{
+		"ipset create TAMPER hash:ip,port family FAMILY", "ipset swap TAMPER IPVSKIT-NODE-PORT-SCTP", "ipset destroy TAMPER",
+	},
 		want: func(f Family) []wantDrift {
-			return []wantDrift{{"set " + NodePortSCTP.IPSetName(f), "missing", 0, 0}}
+			return []wantDrift{{"set " + defaultNames.ipset(NodePortSCTP, f), "1 members missing", 1, 0}}
 		}},
 }
 
@@ -130,8 +134,11 @@ func TestIntegrationIPTablesCheckTampering(t *testing.T) {
 					applied := strip(ns.Exec(t, fl.binary(f, "save")))
 					for _, c := range tc.cmds {
 						c = strings.Replace(c, "IPT ", ipt+" ", 1)
-						if f == IPv6 && strings.HasPrefix(c, "ipset ") {
-							c = strings.Replace(c, " KUBE-", " KUBE-6-", 1)
+						if strings.HasPrefix(c, "ipset ") {
+							c = strings.ReplaceAll(c, "FAMILY", map[Family]string{IPv4: "inet", IPv6: "inet6"}[f])
+							if f == IPv6 {
+								c = strings.ReplaceAll(c, " IPVSKIT-", " IPVSKIT-6-")
+							}
 						}
 						ns.Exec(t, "sh", "-c", c)
 					}
@@ -160,12 +167,12 @@ func TestIntegrationIPTablesCheckTampering(t *testing.T) {
 					// The jump rules are back, once each: the tables hold
 					// what they held after Apply, plus the foreign changes.
 					for _, l := range strings.Split(applied, "\n") {
-						if strings.Contains(l, "-j KUBE-") && !strings.Contains(after, l) {
+						if strings.Contains(l, "-j IPVSKIT-") && !strings.Contains(after, l) {
 							t.Errorf("after Repair, %q is missing", l)
 						}
 					}
-					if n := strings.Count(after, "-j KUBE-SERVICES"); n != 2 {
-						t.Errorf("after Repair, %d jumps to KUBE-SERVICES, want 2", n)
+					if n := strings.Count(after, "-j IPVSKIT-SERVICES"); n != 2 {
+						t.Errorf("after Repair, %d jumps to IPVSKIT-SERVICES, want 2", n)
 					}
 				})
 			}
@@ -178,7 +185,7 @@ func TestIntegrationIPTablesCheckTampering(t *testing.T) {
 func foreignLines(s string) []string {
 	var out []string
 	for _, l := range strings.Split(strip(s), "\n") {
-		if l == "" || strings.HasPrefix(l, "*") || l == "COMMIT" || strings.Contains(l, "KUBE-") && !strings.Contains(l, "KUBE-FOREIGN") {
+		if l == "" || strings.HasPrefix(l, "*") || l == "COMMIT" || strings.Contains(l, "IPVSKIT-") || strings.Contains(l, "ipvskit-tmp-") {
 			continue
 		}
 		out = append(out, l)

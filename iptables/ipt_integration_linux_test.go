@@ -52,7 +52,7 @@ func sampleFor(t *testing.T, f Family, fl Flavor, o Options) *Ruleset {
 func checkIPT(t *testing.T, ns *testutil.NetNS, b *IPTables, r *Ruleset) {
 	t.Helper()
 	f := r.family()
-	want, err := RenderIPTables(r)
+	want, err := RenderIPTables(r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func jumpOrder(save, table, chain string) []string {
 		if strings.HasPrefix(l, "*") {
 			cur = l[1:]
 		}
-		if cur == table && strings.HasPrefix(l, "-A "+chain+" ") && strings.Contains(l, "-j KUBE-") {
+		if cur == table && strings.HasPrefix(l, "-A "+chain+" ") && strings.Contains(l, "-j IPVSKIT-") {
 			out = append(out, l[strings.LastIndex(l, "-j ")+3:])
 		}
 	}
@@ -98,12 +98,12 @@ func TestIntegrationIPTablesMatchesRender(t *testing.T) {
 						table, chain string
 						want         []string
 					}{
-						{"filter", "INPUT", []string{"KUBE-IPVS-FILTER", "KUBE-PROXY-FIREWALL", "KUBE-NODE-PORT"}},
-						{"filter", "FORWARD", []string{"KUBE-PROXY-FIREWALL", "KUBE-FORWARD"}},
-						{"filter", "OUTPUT", []string{"KUBE-IPVS-OUT-FILTER"}},
-						{"nat", "PREROUTING", []string{"KUBE-SERVICES"}},
-						{"nat", "OUTPUT", []string{"KUBE-SERVICES"}},
-						{"nat", "POSTROUTING", []string{"KUBE-POSTROUTING"}},
+						{"filter", "INPUT", []string{"IPVSKIT-IPVS-FILTER", "IPVSKIT-PROXY-FIREWALL", "IPVSKIT-NODE-PORT"}},
+						{"filter", "FORWARD", []string{"IPVSKIT-PROXY-FIREWALL", "IPVSKIT-FORWARD"}},
+						{"filter", "OUTPUT", []string{"IPVSKIT-IPVS-OUT-FILTER"}},
+						{"nat", "PREROUTING", []string{"IPVSKIT-SERVICES"}},
+						{"nat", "OUTPUT", []string{"IPVSKIT-SERVICES"}},
+						{"nat", "POSTROUTING", []string{"IPVSKIT-POSTROUTING"}},
 					} {
 						if got := jumpOrder(save, c.table, c.chain); !slices.Equal(got, c.want) {
 							t.Errorf("%s %s jumps: got %v, want %v", c.table, c.chain, got, c.want)
@@ -388,8 +388,8 @@ func TestIntegrationIPTablesRepair(t *testing.T) {
 			}
 			want := strip(ns.Exec(t, fl.binary(IPv4, "save")))
 			cmd := strings.TrimSuffix(fl.binary(IPv4, "save"), "-save")
-			ns.Exec(t, cmd, "-t", "nat", "-D", "OUTPUT", "-m", "comment", "--comment", "kubernetes service portals", "-j", "KUBE-SERVICES")
-			ns.Exec(t, cmd, "-t", "nat", "-F", "KUBE-SERVICES")
+			ns.Exec(t, cmd, "-t", "nat", "-D", "OUTPUT", "-m", "comment", "--comment", "ipvskit:ipvskit", "-j", "IPVSKIT-SERVICES")
+			ns.Exec(t, cmd, "-t", "nat", "-F", "IPVSKIT-SERVICES")
 			if err := b.Repair(testCtx(t)); err != nil {
 				t.Fatal(err)
 			}

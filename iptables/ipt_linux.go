@@ -99,13 +99,18 @@ func newIPTBackend(cfg *IPTablesConfig) (*iptBackend, error) {
 		closeNS()
 		return nil, fmt.Errorf("iptables: opening the ipset client: %w", err)
 	}
-	b := &iptBackend{fam: cfg.Family, flavor: fl, sets: sets, run: run, closer: closeNS}
-	b.cleanupOther = func(ctx context.Context) error { return cleanupNFTObjects(ctx, ns, cfg.Family, cfg.Instance, cfg.KubeProxyNames) }
+	b := &iptBackend{fam: cfg.Family, flavor: fl, names: newIPTNames(cfg.Instance, cfg.KubeProxyNames), sets: sets, run: run, closer: closeNS}
+	b.cleanupOther = func(ctx context.Context) error {
+		return cleanupNFTObjects(ctx, ns, cfg.Family, cfg.Instance, cfg.KubeProxyNames)
+	}
 	return b, nil
 }
 
 // cleanupIPTablesObjects removes the iptables back end's objects of family
-// fam in namespace ns (used when the nftables back end takes over).
+// fam in namespace ns, those of instance (with kube-proxy's names if
+// kubeProxy) that carry its mark, in both flavors (used when the nftables
+// back end takes over). Like Cleanup, it changes nothing and returns a
+// *ForeignError if an object of those names exists without the mark.
 func cleanupIPTablesObjects(ctx context.Context, ns netns.NsHandle, fam Family, instance string, kubeProxy bool) error {
 	var sets setClient
 	c, err := ipset.New(&ipset.Config{NetNS: ns})
@@ -116,5 +121,6 @@ func cleanupIPTablesObjects(ctx context.Context, ns netns.NsHandle, fam Family, 
 	case !errors.Is(err, ErrNotSupported):
 		return err
 	}
-	return cleanupIPTables(ctx, &nsRunner{ns: ns}, sets, fam)
+	b := &iptBackend{fam: fam, names: newIPTNames(instance, kubeProxy), sets: sets, run: &nsRunner{ns: ns}}
+	return b.cleanupMarked(ctx)
 }

@@ -7,9 +7,9 @@ import (
 	"github.com/ipvskit/ipvskit/ipset"
 )
 
-// ipsetSpec returns the ipset that holds s for family f.
-func ipsetSpec(f Family, s SetName) ipset.Set {
-	spec := ipset.Set{Name: s.IPSetName(f)}
+// ipsetSpec returns the ipset that holds s for family f, named by n.
+func ipsetSpec(n *iptNames, f Family, s SetName) ipset.Set {
+	spec := ipset.Set{Name: n.ipset(s, f)}
 	switch s.Shape() {
 	case ShapeAddr:
 		spec.Type = ipset.HashIP

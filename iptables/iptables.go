@@ -116,8 +116,10 @@ func (t *IPTables) Flavor() Flavor { return t.b.flavor }
 // Apply makes the kernel hold r: it validates r (nothing is changed if that
 // fails), then changes the ipsets by the difference from what it last
 // applied and rewrites the owned chains only if their rules changed. The
-// first Apply, and any Apply after a failure, writes everything (each set
-// replaced atomically) and ensures the jump rules.
+// first Apply, and any Apply after a failure, reads the kernel back first
+// (a *ForeignError, and nothing changed, if a chain or ipset of its names
+// lacks its mark), then writes everything (each set replaced atomically)
+// and ensures the jump rules.
 func (t *IPTables) Apply(ctx context.Context, r *Ruleset) error { return t.b.apply(ctx, r, false) }
 
 // ApplyFull is Apply, always writing everything.
@@ -153,12 +155,15 @@ func (t *IPTables) Owned(ctx context.Context) (*Ruleset, error) { return t.b.own
 func (t *IPTables) LastStats() ApplyStats { return t.b.lastStats() }
 
 // Cleanup removes the jump rules, the owned chains and the owned ipsets of
-// the back end's family, in both flavors, and nothing else; missing objects
-// are not errors. It forgets the last applied state.
+// the back end's family, in both flavors, and nothing else: those that
+// carry its mark (see the package doc's Ownership). If an object of its
+// names exists without the mark it returns a *ForeignError and changes
+// nothing. Missing objects are not errors. It forgets the last applied
+// state.
 func (t *IPTables) Cleanup(ctx context.Context) error { return t.b.cleanup(ctx) }
 
 // Render returns r as the owned chains' iptables-save text.
-func (t *IPTables) Render(r *Ruleset) (string, error) { return RenderIPTables(r) }
+func (t *IPTables) Render(r *Ruleset) (string, error) { return t.b.render(r) }
 
 // Close releases the ipset client. It does not change the kernel's state.
 func (t *IPTables) Close() error { return t.b.close() }

@@ -55,7 +55,7 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 			if ve.Field != tc.field || ve.Value != tc.value {
 				t.Fatalf("got field %q value %q (%v), want %q %q", ve.Field, ve.Value, err, tc.field, tc.value)
 			}
-			if _, err := RenderIPTables(r); !errors.As(err, &ve) {
+			if _, err := RenderIPTables(r, nil); !errors.As(err, &ve) {
 				t.Fatalf("RenderIPTables accepted an invalid ruleset: %v", err)
 			}
 			if _, err := RenderNFT(r, ""); !errors.As(err, &ve) {

@@ -54,7 +54,7 @@ func TestRenderGolden(t *testing.T) {
 		for name, o := range optionCases(f) {
 			base := strings.ToLower(f.String()) + "-" + name
 			r := sample(f, o)
-			ipt, err := RenderIPTables(r)
+			ipt, err := RenderIPTables(r, nil)
 			if err != nil {
 				t.Fatalf("%s: %v", base, err)
 			}
@@ -66,20 +66,20 @@ func TestRenderGolden(t *testing.T) {
 			golden(t, base+".nft", nft)
 		}
 	}
-	empty, err := RenderIPTables(NewRuleset(IPv4, Options{}))
+	empty, err := RenderIPTables(NewRuleset(IPv4, Options{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "ipv4-empty.iptables", empty)
-	golden(t, "jumps.txt", RenderIPTablesJumps())
+	golden(t, "jumps.txt", RenderIPTablesJumps(nil))
 }
 
 // The rules that depend on a set being non-empty appear and disappear with it.
 func TestRenderIPTablesFollowsSetContents(t *testing.T) {
 	r := sample(IPv4, Options{})
-	full, _ := RenderIPTables(r)
-	for _, want := range []string{"KUBE-LOAD-BALANCER dst,dst -j KUBE-LOAD-BALANCER", "KUBE-LOOP-BACK dst,dst,src -j MASQUERADE",
-		"-A KUBE-IPVS-OUT-FILTER -s 198.18.0.5/32 -m ipvs --vproto 6 --vaddr 198.18.0.5 --vport 80 -j DROP"} {
+	full, _ := RenderIPTables(r, nil)
+	for _, want := range []string{"IPVSKIT-LOAD-BALANCER dst,dst -j IPVSKIT-LOAD-BALANCER", "IPVSKIT-LOOP-BACK dst,dst,src -j MASQUERADE",
+		"-A IPVSKIT-IPVS-OUT-FILTER -s 198.18.0.5/32 -m ipvs --vproto 6 --vaddr 198.18.0.5 --vport 80 -j DROP"} {
 		if !strings.Contains(full, want) {
 			t.Errorf("rendered rules lack %q", want)
 		}
@@ -87,8 +87,9 @@ func TestRenderIPTablesFollowsSetContents(t *testing.T) {
 	r.Clear(LoadBalancer)
 	r.Clear(LoopBack)
 	r.Clear(LBNoNodeAccess)
-	less, _ := RenderIPTables(r)
-	for _, gone := range []string{"-j KUBE-LOAD-BALANCER", "KUBE-LOOP-BACK", "KUBE-IPVS-OUT-FILTER -s"} {
+	less, _ := RenderIPTables(r, nil)
+	// (The owner chain references every set, empty or not.)
+	for _, gone := range []string{"-j IPVSKIT-LOAD-BALANCER", "IPVSKIT-LOOP-BACK dst,dst,src", "IPVSKIT-IPVS-OUT-FILTER -s"} {
 		if strings.Contains(less, gone) {
 			t.Errorf("rules for an empty set remain: %q", gone)
 		}

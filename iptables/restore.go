@@ -4,18 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-)
 
-// The chains the iptables back end owns, per table. Each is declared (and so
-// flushed) and rewritten by every restore; nothing else is touched.
-var (
-	natChains = []string{
-		"KUBE-LOAD-BALANCER", "KUBE-MARK-MASQ", "KUBE-NODE-PORT", "KUBE-POSTROUTING", "KUBE-SERVICES",
-	}
-	filterChains = []string{
-		"KUBE-FORWARD", "KUBE-IPVS-FILTER", "KUBE-IPVS-OUT-FILTER", "KUBE-NODE-PORT",
-		"KUBE-PROXY-FIREWALL", "KUBE-SOURCE-RANGES-FIREWALL",
-	}
+	"github.com/ipvskit/ipvskit/internal/names"
 )
 
 // jumpRule is a rule in a built-in chain that leads into an owned chain.
@@ -24,17 +14,22 @@ type jumpRule struct {
 }
 
 // jumpRules are the rules that lead from the built-in chains into the owned
-// ones, in the order kube-proxy inserts them (each at position 1).
-var jumpRules = []jumpRule{
-	{"nat", "OUTPUT", `-m comment --comment "kubernetes service portals" -j KUBE-SERVICES`},
-	{"nat", "PREROUTING", `-m comment --comment "kubernetes service portals" -j KUBE-SERVICES`},
-	{"nat", "POSTROUTING", `-m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING`},
-	{"filter", "FORWARD", `-m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD`},
-	{"filter", "INPUT", `-m comment --comment "kubernetes health check rules" -j KUBE-NODE-PORT`},
-	{"filter", "INPUT", `-m comment --comment "kube-proxy firewall rules" -j KUBE-PROXY-FIREWALL`},
-	{"filter", "FORWARD", `-m comment --comment "kube-proxy firewall rules" -j KUBE-PROXY-FIREWALL`},
-	{"filter", "INPUT", `-m comment --comment "kubernetes ipvs access filter" -j KUBE-IPVS-FILTER`},
-	{"filter", "OUTPUT", `-m comment --comment "kubernetes ipvs access filter" -j KUBE-IPVS-OUT-FILTER`},
+// ones, in the order kube-proxy inserts them (each at position 1). Each
+// carries the instance's mark as its comment, never kube-proxy's text, so
+// that kube-proxy's own jump rules are never taken for ours.
+func (n *iptNames) jumpRules() []jumpRule {
+	c := "-m comment --comment " + saveQuote(n.mark) + " -j "
+	return []jumpRule{
+		{"nat", "OUTPUT", c + n.services},
+		{"nat", "PREROUTING", c + n.services},
+		{"nat", "POSTROUTING", c + n.postrouting},
+		{"filter", "FORWARD", c + n.forward},
+		{"filter", "INPUT", c + n.nodePort},
+		{"filter", "INPUT", c + n.proxyFirewall},
+		{"filter", "FORWARD", c + n.proxyFirewall},
+		{"filter", "INPUT", c + n.ipvsFilter},
+		{"filter", "OUTPUT", c + n.ipvsOutFilter},
+	}
 }
 
 // line returns the rule as iptables-save prints it.
@@ -67,63 +62,71 @@ func (t *iptTable) write(b *strings.Builder) {
 	b.WriteString("COMMIT\n")
 }
 
-// renderIPTables returns the filter and nat tables of a validated ruleset.
-func renderIPTables(r *Ruleset) (filter, nat *iptTable) {
+// renderIPTables returns the filter and nat tables of a validated ruleset,
+// with n's names: every owned chain starts with the marker rule, and the
+// filter table holds the owner chain, which references every owned ipset.
+func renderIPTables(r *Ruleset, n *iptNames) (filter, nat *iptTable) {
 	f := r.family()
 	o := &r.Options
-	name := func(s SetName) string { return s.IPSetName(f) }
+	name := func(s SetName) string { return n.ipset(s, f) }
 	nonEmpty := func(s SetName) bool { return r.Len(s) > 0 }
 	match := func(s SetName, flags string) string {
 		return fmt.Sprintf(`-m comment --comment %s -m set --match-set %s %s`, saveQuote(s.comment()), name(s), flags)
 	}
 	mark := fmt.Sprintf("%#x", o.mark())
 
-	nat = &iptTable{name: "nat", chains: natChains, rules: map[string][]string{}}
-	filter = &iptTable{name: "filter", chains: filterChains, rules: map[string][]string{}}
+	nat = &iptTable{name: "nat", chains: n.natChains(), rules: map[string][]string{}}
+	filter = &iptTable{name: "filter", chains: n.filterChains(), rules: map[string][]string{}}
+	for _, t := range []*iptTable{nat, filter} {
+		for _, c := range t.chains {
+			t.add(c, "%s", n.marker())
+		}
+	}
+	svc, masq := n.services, n.markMasq
 
-	// nat KUBE-SERVICES.
-	nat.add("KUBE-SERVICES", "-s %s -j RETURN", f.loopback())
+	// nat SERVICES.
+	nat.add(svc, "-s %s -j RETURN", f.loopback())
 	if nonEmpty(LoadBalancer) {
-		nat.add("KUBE-SERVICES", "%s -j KUBE-LOAD-BALANCER", match(LoadBalancer, "dst,dst"))
+		nat.add(svc, "%s -j %s", match(LoadBalancer, "dst,dst"), n.loadBalancer)
 	}
 	if nonEmpty(ClusterIP) {
 		switch d := o.LocalDetector; {
 		case o.MasqueradeAll:
-			nat.add("KUBE-SERVICES", "%s -j KUBE-MARK-MASQ", match(ClusterIP, "dst,dst"))
+			nat.add(svc, "%s -j %s", match(ClusterIP, "dst,dst"), masq)
 		case d.Mode == LocalCIDR:
-			nat.add("KUBE-SERVICES", "! -s %s %s -j KUBE-MARK-MASQ", d.CIDR, match(ClusterIP, "dst,dst"))
+			nat.add(svc, "! -s %s %s -j %s", d.CIDR, match(ClusterIP, "dst,dst"), masq)
 		case d.Mode == LocalInterface:
-			nat.add("KUBE-SERVICES", "! -i %s %s -j KUBE-MARK-MASQ", d.Interface, match(ClusterIP, "dst,dst"))
+			nat.add(svc, "! -i %s %s -j %s", d.Interface, match(ClusterIP, "dst,dst"), masq)
 		case d.Mode == LocalInterfacePrefix:
-			nat.add("KUBE-SERVICES", "! -i %s+ %s -j KUBE-MARK-MASQ", d.Interface, match(ClusterIP, "dst,dst"))
+			nat.add(svc, "! -i %s+ %s -j %s", d.Interface, match(ClusterIP, "dst,dst"), masq)
 		default:
-			nat.add("KUBE-SERVICES", "%s -j KUBE-MARK-MASQ", match(ClusterIP, "src,dst"))
+			nat.add(svc, "%s -j %s", match(ClusterIP, "src,dst"), masq)
 		}
 	}
 	if nonEmpty(ExternalIP) {
 		m := match(ExternalIP, "dst,dst")
-		nat.add("KUBE-SERVICES", "%s -j KUBE-MARK-MASQ", m)
-		nat.add("KUBE-SERVICES", "%s -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT", m)
-		nat.add("KUBE-SERVICES", "%s -m addrtype --dst-type LOCAL -j ACCEPT", m)
+		nat.add(svc, "%s -j %s", m, masq)
+		nat.add(svc, "%s -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT", m)
+		nat.add(svc, "%s -m addrtype --dst-type LOCAL -j ACCEPT", m)
 	}
 	if nonEmpty(ExternalIPLocal) {
 		m := match(ExternalIPLocal, "dst,dst")
-		nat.add("KUBE-SERVICES", "%s -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT", m)
-		nat.add("KUBE-SERVICES", "%s -m addrtype --dst-type LOCAL -j ACCEPT", m)
+		nat.add(svc, "%s -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT", m)
+		nat.add(svc, "%s -m addrtype --dst-type LOCAL -j ACCEPT", m)
 	}
-	nat.add("KUBE-SERVICES", "-m addrtype --dst-type LOCAL -j KUBE-NODE-PORT")
+	nat.add(svc, "-m addrtype --dst-type LOCAL -j %s", n.natNodePort)
 	if nonEmpty(ClusterIP) {
-		nat.add("KUBE-SERVICES", "-m set --match-set %s dst,dst -j ACCEPT", name(ClusterIP))
+		nat.add(svc, "-m set --match-set %s dst,dst -j ACCEPT", name(ClusterIP))
 	}
 	if nonEmpty(LoadBalancer) {
-		nat.add("KUBE-SERVICES", "-m set --match-set %s dst,dst -j ACCEPT", name(LoadBalancer))
+		nat.add(svc, "-m set --match-set %s dst,dst -j ACCEPT", name(LoadBalancer))
 	}
 
-	// nat KUBE-LOAD-BALANCER, KUBE-NODE-PORT, KUBE-POSTROUTING, KUBE-MARK-MASQ.
+	// nat LOAD-BALANCER, NODE-PORT, POSTROUTING, MARK-MASQ.
 	if nonEmpty(LoadBalancerLocal) {
-		nat.add("KUBE-LOAD-BALANCER", "%s -j RETURN", match(LoadBalancerLocal, "dst,dst"))
+		nat.add(n.loadBalancer, "%s -j RETURN", match(LoadBalancerLocal, "dst,dst"))
 	}
-	nat.add("KUBE-LOAD-BALANCER", "-j KUBE-MARK-MASQ")
+	nat.add(n.loadBalancer, "-j %s", masq)
 	for _, np := range []struct {
 		proto       Protocol
 		local, masq SetName
@@ -134,71 +137,94 @@ func renderIPTables(r *Ruleset) (filter, nat *iptTable) {
 		{SCTP, NodePortLocalSCTP, NodePortSCTP, "dst,dst"},
 	} {
 		if nonEmpty(np.local) {
-			nat.add("KUBE-NODE-PORT", "-p %s %s -j RETURN", np.proto, match(np.local, np.flags))
+			nat.add(n.natNodePort, "-p %s %s -j RETURN", np.proto, match(np.local, np.flags))
 		}
 		if nonEmpty(np.masq) {
-			nat.add("KUBE-NODE-PORT", "-p %s %s -j KUBE-MARK-MASQ", np.proto, match(np.masq, np.flags))
+			nat.add(n.natNodePort, "-p %s %s -j %s", np.proto, match(np.masq, np.flags), masq)
 		}
 	}
 	if nonEmpty(LoopBack) {
-		nat.add("KUBE-POSTROUTING", "%s -j MASQUERADE", match(LoopBack, "dst,dst,src"))
+		nat.add(n.postrouting, "%s -j MASQUERADE", match(LoopBack, "dst,dst,src"))
 	}
-	nat.add("KUBE-POSTROUTING", "-m mark ! --mark %s/%s -j RETURN", mark, mark)
-	nat.add("KUBE-POSTROUTING", "-j MARK --set-xmark %s/0x0", mark)
-	nat.add("KUBE-POSTROUTING", `-m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully`)
-	nat.add("KUBE-MARK-MASQ", "-j MARK --set-xmark %s/%s", mark, mark)
+	nat.add(n.postrouting, "-m mark ! --mark %s/%s -j RETURN", mark, mark)
+	nat.add(n.postrouting, "-j MARK --set-xmark %s/0x0", mark)
+	nat.add(n.postrouting, `-m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully`)
+	nat.add(masq, "-j MARK --set-xmark %s/%s", mark, mark)
 
 	// filter.
-	filter.add("KUBE-FORWARD", `-m comment --comment "kubernetes forwarding rules" -m mark --mark %s/%s -j ACCEPT`, mark, mark)
-	filter.add("KUBE-FORWARD", `-m comment --comment "kubernetes forwarding conntrack rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`)
-	filter.add("KUBE-NODE-PORT", "%s -j ACCEPT", match(HealthCheckNodePort, "dst"))
+	filter.add(n.forward, `-m comment --comment "kubernetes forwarding rules" -m mark --mark %s/%s -j ACCEPT`, mark, mark)
+	filter.add(n.forward, `-m comment --comment "kubernetes forwarding conntrack rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`)
+	filter.add(n.nodePort, "%s -j ACCEPT", match(HealthCheckNodePort, "dst"))
 	if nonEmpty(LoadBalancerFW) {
-		filter.add("KUBE-PROXY-FIREWALL", "%s -j KUBE-SOURCE-RANGES-FIREWALL", match(LoadBalancerFW, "dst,dst"))
+		filter.add(n.proxyFirewall, "%s -j %s", match(LoadBalancerFW, "dst,dst"), n.sourceRanges)
 	}
 	if nonEmpty(LoadBalancerSourceCIDR) {
-		filter.add("KUBE-SOURCE-RANGES-FIREWALL", "%s -j RETURN", match(LoadBalancerSourceCIDR, "dst,dst,src"))
+		filter.add(n.sourceRanges, "%s -j RETURN", match(LoadBalancerSourceCIDR, "dst,dst,src"))
 	}
 	if nonEmpty(LoadBalancerSourceIP) {
-		filter.add("KUBE-SOURCE-RANGES-FIREWALL", "%s -j RETURN", match(LoadBalancerSourceIP, "dst,dst,src"))
+		filter.add(n.sourceRanges, "%s -j RETURN", match(LoadBalancerSourceIP, "dst,dst,src"))
 	}
-	filter.add("KUBE-SOURCE-RANGES-FIREWALL", "-j DROP")
+	filter.add(n.sourceRanges, "-j DROP")
 	if !o.NoVIPAccessFilter {
 		for _, s := range []SetName{LoadBalancer, ClusterIP, ExternalIP, ExternalIPLocal} {
-			filter.add("KUBE-IPVS-FILTER", "-m set --match-set %s dst,dst -j RETURN", name(s))
+			filter.add(n.ipvsFilter, "-m set --match-set %s dst,dst -j RETURN", name(s))
 		}
-		filter.add("KUBE-IPVS-FILTER", "-m set --match-set %s dst -j RETURN", name(HealthCheckNodePort))
+		filter.add(n.ipvsFilter, "-m set --match-set %s dst -j RETURN", name(HealthCheckNodePort))
 		reject := "icmp-port-unreachable"
 		if f == IPv6 {
 			reject = "icmp6-port-unreachable"
 		}
-		filter.add("KUBE-IPVS-FILTER", "-m conntrack --ctstate NEW -m set --match-set %s dst -j REJECT --reject-with %s", name(IPVSIPs), reject)
+		filter.add(n.ipvsFilter, "-m conntrack --ctstate NEW -m set --match-set %s dst -j REJECT --reject-with %s", name(IPVSIPs), reject)
 	}
 	if !o.NoNodeSourceRangeFilter {
 		for _, m := range r.Members(LBNoNodeAccess) {
 			// iptables-save prints the ipvs match as --vproto, --vaddr
 			// (without the mask of a host address), --vport.
 			host := fmt.Sprintf("%s/%d", m.Addr, f.bits())
-			filter.add("KUBE-IPVS-OUT-FILTER", "-s %s -m ipvs --vproto %d --vaddr %s --vport %d -j DROP", host, m.Proto, m.Addr, m.Port)
+			filter.add(n.ipvsOutFilter, "-s %s -m ipvs --vproto %d --vaddr %s --vport %d -j DROP", host, m.Proto, m.Addr, m.Port)
+		}
+	}
+
+	// The owner chain: one reference per owned ipset, so that nobody can
+	// destroy and re-create a set of ours while the chain exists.
+	for _, s := range Sets() {
+		if s.isIPSet() {
+			filter.add(n.owner, "%s", n.ownerRef(name(s), s.Shape()))
 		}
 	}
 	return filter, nat
 }
 
-// RenderIPTables returns the ruleset as the iptables back end writes it: the
-// filter and nat tables' owned chains and their rules, in iptables-save's
-// format and order (also valid iptables-restore --noflush input). The jump
-// rules from the built-in chains are not included: see RenderIPTablesJumps.
-// It validates r first.
-func RenderIPTables(r *Ruleset) (string, error) {
+// RenderIPTables returns the ruleset as the iptables back end configured by
+// cfg (nil: the defaults) writes it: the filter and nat tables' owned chains
+// and their rules, in iptables-save's format and order (also valid
+// iptables-restore --noflush input), names derived from cfg's instance. The
+// jump rules from the built-in chains are not included: see
+// RenderIPTablesJumps. It validates cfg's instance and r first.
+func RenderIPTables(r *Ruleset, cfg *IPTablesConfig) (string, error) {
+	n, err := checkNames(cfg)
+	if err != nil {
+		return "", err
+	}
 	if err := r.Validate(); err != nil {
 		return "", err
 	}
-	return renderIPTablesText(r), nil
+	return renderIPTablesText(r, n), nil
+}
+
+// checkNames validates cfg's instance and returns its names.
+func checkNames(cfg *IPTablesConfig) (*iptNames, error) {
+	if cfg != nil && cfg.Instance != "" {
+		if err := names.CheckInstance(cfg.Instance); err != nil {
+			return nil, &ValidationError{Field: "IPTablesConfig.Instance", Value: cfg.Instance, Reason: err.Error()}
+		}
+	}
+	return namesOf(cfg), nil
 }
 
 // renderIPTablesText renders a validated ruleset.
-func renderIPTablesText(r *Ruleset) string {
-	filter, nat := renderIPTables(r)
+func renderIPTablesText(r *Ruleset, n *iptNames) string {
+	filter, nat := renderIPTables(r, n)
 	var b strings.Builder
 	filter.write(&b)
 	nat.write(&b)
@@ -206,11 +232,12 @@ func renderIPTablesText(r *Ruleset) string {
 }
 
 // RenderIPTablesJumps returns the rules that lead from the built-in chains
-// into the owned ones, one per line, prefixed with their table
-// ("nat -A OUTPUT ..."), in the order the back end inserts them.
-func RenderIPTablesJumps() string {
+// into the owned ones of the back end configured by cfg (nil: the
+// defaults), one per line, prefixed with their table ("nat -A OUTPUT ..."),
+// in the order the back end inserts them.
+func RenderIPTablesJumps(cfg *IPTablesConfig) string {
 	var b strings.Builder
-	for _, j := range jumpRules {
+	for _, j := range namesOf(cfg).jumpRules() {
 		fmt.Fprintf(&b, "%s %s\n", j.table, j.line())
 	}
 	return b.String()

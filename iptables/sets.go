@@ -6,7 +6,8 @@ import (
 )
 
 // SetName names one of the proxy's sets. Each is an ipset for the iptables
-// back end (kube-proxy's name, e.g. KUBE-CLUSTER-IP) and an nft set of the
+// back end (named after its instance, e.g. IPVSKIT-CLUSTER-IP, or
+// kube-proxy's KUBE-CLUSTER-IP with KubeProxyNames) and an nft set of the
 // same contents for the nftables back end (e.g. cluster-ip).
 type SetName uint8
 
@@ -61,34 +62,38 @@ const (
 )
 
 // setDef describes a set: its shape, kube-proxy's ipset name and comment,
-// and the nft set name.
+// the nft set name and the suffix of an instance's ipset name.
 type setDef struct {
 	shape   Shape
 	ipset   string // IPv4 ipset name; "" if not an ipset
 	nft     string
 	comment string
+	// suffix follows an instance's prefix in its ipset's name
+	// (IPVSKIT-CLUSTER-IP, IPVSKIT-6-CLUSTER-IP): at most 16 bytes, so that
+	// a 12-byte instance's IPv6 name fits the kernel's 31.
+	suffix string
 }
 
 var setDefs = [numSets + 1]setDef{
-	ClusterIP:              {ShapeAddrPort, "KUBE-CLUSTER-IP", "cluster-ip", "Kubernetes service cluster ip + port for masquerade purpose"},
-	LoopBack:               {ShapeAddrPortAddr, "KUBE-LOOP-BACK", "loop-back", "Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose"},
-	ExternalIP:             {ShapeAddrPort, "KUBE-EXTERNAL-IP", "external-ip", "Kubernetes service external ip + port for masquerade and filter purpose"},
-	ExternalIPLocal:        {ShapeAddrPort, "KUBE-EXTERNAL-IP-LOCAL", "external-ip-local", "Kubernetes service external ip + port with externalTrafficPolicy=local"},
-	LoadBalancer:           {ShapeAddrPort, "KUBE-LOAD-BALANCER", "load-balancer", "Kubernetes service lb portal"},
-	LoadBalancerLocal:      {ShapeAddrPort, "KUBE-LOAD-BALANCER-LOCAL", "load-balancer-local", "Kubernetes service load balancer ip + port with externalTrafficPolicy=local"},
-	LoadBalancerFW:         {ShapeAddrPort, "KUBE-LOAD-BALANCER-FW", "load-balancer-fw", "Kubernetes service load balancer ip + port for load balancer with sourceRange"},
-	LoadBalancerSourceIP:   {ShapeAddrPortAddr, "KUBE-LOAD-BALANCER-SOURCE-IP", "load-balancer-source-ip", "Kubernetes service load balancer ip + port + source IP for packet filter purpose"},
-	LoadBalancerSourceCIDR: {ShapeAddrPortNet, "KUBE-LOAD-BALANCER-SOURCE-CIDR", "load-balancer-source-cidr", "Kubernetes service load balancer ip + port + source cidr for packet filter purpose"},
-	NodePortTCP:            {ShapePort, "KUBE-NODE-PORT-TCP", "node-port-tcp", "Kubernetes nodeport TCP port for masquerade purpose"},
-	NodePortLocalTCP:       {ShapePort, "KUBE-NODE-PORT-LOCAL-TCP", "node-port-local-tcp", "Kubernetes nodeport TCP port with externalTrafficPolicy=local"},
-	NodePortUDP:            {ShapePort, "KUBE-NODE-PORT-UDP", "node-port-udp", "Kubernetes nodeport UDP port for masquerade purpose"},
-	NodePortLocalUDP:       {ShapePort, "KUBE-NODE-PORT-LOCAL-UDP", "node-port-local-udp", "Kubernetes nodeport UDP port with externalTrafficPolicy=local"},
-	NodePortSCTP:           {ShapeAddrPort, "KUBE-NODE-PORT-SCTP-HASH", "node-port-sctp", "Kubernetes nodeport SCTP port for masquerade purpose with type 'hash ip:port'"},
-	NodePortLocalSCTP:      {ShapeAddrPort, "KUBE-NODE-PORT-LOCAL-SCTP-HASH", "node-port-local-sctp", "Kubernetes nodeport SCTP port with externalTrafficPolicy=local with type 'hash ip:port'"},
-	HealthCheckNodePort:    {ShapePort, "KUBE-HEALTH-CHECK-NODE-PORT", "health-check-node-port", "Kubernetes health check node port"},
-	IPVSIPs:                {ShapeAddr, "KUBE-IPVS-IPS", "ipvs-ips", "Addresses on the ipvs interface"},
-	LBNoNodeAccess:         {ShapeAddrPort, "", "lb-no-node-access", "Kubernetes service load balancer ip + port the node may not reach"},
-	VirtualServers:         {ShapeAddrPort, "KUBE-VIRTUAL-SERVERS", "virtual-servers", "ipvskit's IPVS virtual servers (ownership ledger)"},
+	ClusterIP:              {ShapeAddrPort, "KUBE-CLUSTER-IP", "cluster-ip", "Kubernetes service cluster ip + port for masquerade purpose", "CLUSTER-IP"},
+	LoopBack:               {ShapeAddrPortAddr, "KUBE-LOOP-BACK", "loop-back", "Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose", "LOOP-BACK"},
+	ExternalIP:             {ShapeAddrPort, "KUBE-EXTERNAL-IP", "external-ip", "Kubernetes service external ip + port for masquerade and filter purpose", "EXTERNAL-IP"},
+	ExternalIPLocal:        {ShapeAddrPort, "KUBE-EXTERNAL-IP-LOCAL", "external-ip-local", "Kubernetes service external ip + port with externalTrafficPolicy=local", "EXTERNAL-LOCAL"},
+	LoadBalancer:           {ShapeAddrPort, "KUBE-LOAD-BALANCER", "load-balancer", "Kubernetes service lb portal", "LOAD-BALANCER"},
+	LoadBalancerLocal:      {ShapeAddrPort, "KUBE-LOAD-BALANCER-LOCAL", "load-balancer-local", "Kubernetes service load balancer ip + port with externalTrafficPolicy=local", "LB-LOCAL"},
+	LoadBalancerFW:         {ShapeAddrPort, "KUBE-LOAD-BALANCER-FW", "load-balancer-fw", "Kubernetes service load balancer ip + port for load balancer with sourceRange", "LB-FW"},
+	LoadBalancerSourceIP:   {ShapeAddrPortAddr, "KUBE-LOAD-BALANCER-SOURCE-IP", "load-balancer-source-ip", "Kubernetes service load balancer ip + port + source IP for packet filter purpose", "LB-SOURCE-IP"},
+	LoadBalancerSourceCIDR: {ShapeAddrPortNet, "KUBE-LOAD-BALANCER-SOURCE-CIDR", "load-balancer-source-cidr", "Kubernetes service load balancer ip + port + source cidr for packet filter purpose", "LB-SOURCE-CIDR"},
+	NodePortTCP:            {ShapePort, "KUBE-NODE-PORT-TCP", "node-port-tcp", "Kubernetes nodeport TCP port for masquerade purpose", "NODE-PORT-TCP"},
+	NodePortLocalTCP:       {ShapePort, "KUBE-NODE-PORT-LOCAL-TCP", "node-port-local-tcp", "Kubernetes nodeport TCP port with externalTrafficPolicy=local", "NP-LOCAL-TCP"},
+	NodePortUDP:            {ShapePort, "KUBE-NODE-PORT-UDP", "node-port-udp", "Kubernetes nodeport UDP port for masquerade purpose", "NODE-PORT-UDP"},
+	NodePortLocalUDP:       {ShapePort, "KUBE-NODE-PORT-LOCAL-UDP", "node-port-local-udp", "Kubernetes nodeport UDP port with externalTrafficPolicy=local", "NP-LOCAL-UDP"},
+	NodePortSCTP:           {ShapeAddrPort, "KUBE-NODE-PORT-SCTP-HASH", "node-port-sctp", "Kubernetes nodeport SCTP port for masquerade purpose with type 'hash ip:port'", "NODE-PORT-SCTP"},
+	NodePortLocalSCTP:      {ShapeAddrPort, "KUBE-NODE-PORT-LOCAL-SCTP-HASH", "node-port-local-sctp", "Kubernetes nodeport SCTP port with externalTrafficPolicy=local with type 'hash ip:port'", "NP-LOCAL-SCTP"},
+	HealthCheckNodePort:    {ShapePort, "KUBE-HEALTH-CHECK-NODE-PORT", "health-check-node-port", "Kubernetes health check node port", "HEALTH-CHECK"},
+	IPVSIPs:                {ShapeAddr, "KUBE-IPVS-IPS", "ipvs-ips", "Addresses on the ipvs interface", "IPVS-IPS"},
+	LBNoNodeAccess:         {ShapeAddrPort, "", "lb-no-node-access", "Kubernetes service load balancer ip + port the node may not reach", ""},
+	VirtualServers:         {ShapeAddrPort, "KUBE-VIRTUAL-SERVERS", "virtual-servers", "ipvskit's IPVS virtual servers (ownership ledger)", "VIRTUAL-SERVERS"},
 }
 
 // Sets returns every SetName, in a fixed order.
@@ -118,8 +123,9 @@ func (s SetName) Shape() Shape {
 	return setDefs[s].shape
 }
 
-// IPSetName returns the name of the ipset that holds the set for family f,
-// as kube-proxy names it (IPv6 sets start "KUBE-6-" and are cut to 31
+// IPSetName returns the name of the ipset that holds the set for family f
+// as kube-proxy names it, which is the iptables back end's name with
+// IPTablesConfig.KubeProxyNames (IPv6 sets start "KUBE-6-" and are cut to 31
 // bytes), or "" for LBNoNodeAccess, which is not an ipset.
 func (s SetName) IPSetName(f Family) string {
 	if !s.valid() || setDefs[s].ipset == "" {

@@ -78,18 +78,22 @@ func IPTablesBackend(base *iptables.Ruleset, d *Delta) (time.Duration, error) {
 	return t, err
 }
 
+// kubeNames renders the reference side with kube-proxy's names, those of the
+// ipsets IPSetRestore writes.
+var kubeNames = &iptables.IPTablesConfig{KubeProxyNames: true}
+
 // IPTablesReference times `ipset restore` + `iptables-nft-restore --noflush`
 // doing the same work: for a full sync, creating and filling every set and
 // writing the rules and jumps; for the delta, adding the new members (and,
 // in RefWithRules, rewriting the rules as kube-proxy does on every sync).
 func IPTablesReference(withRules bool) Side {
 	return func(base *iptables.Ruleset, d *Delta) (time.Duration, error) {
-		rules, err := iptables.RenderIPTables(base)
+		rules, err := iptables.RenderIPTables(base, kubeNames)
 		if err != nil {
 			return 0, err
 		}
 		var jumps strings.Builder
-		for _, l := range strings.Split(strings.TrimSpace(iptables.RenderIPTablesJumps()), "\n") {
+		for _, l := range strings.Split(strings.TrimSpace(iptables.RenderIPTablesJumps(kubeNames)), "\n") {
 			table, rule, _ := strings.Cut(l, " ")
 			fmt.Fprintf(&jumps, "*%s\n%s\nCOMMIT\n", table, strings.Replace(rule, "-A ", "-I ", 1))
 		}

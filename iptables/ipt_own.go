@@ -1,0 +1,211 @@
+package iptables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/ipvskit/ipvskit/ipset"
+)
+
+// ownership is what one read of the kernel says about the back end's names:
+// which of its chains and ipsets exist, all of them proven its own.
+type ownership struct {
+	saves map[Flavor]saved
+	// chains holds, per flavor, the owned chains that exist ("nat X").
+	chains map[Flavor]map[string]bool
+	// sets holds the owned ipsets that exist, by name.
+	sets map[string]ipset.SetInfo
+}
+
+// empty reports whether none of the back end's objects exist.
+func (o *ownership) empty() bool {
+	for _, cs := range o.chains {
+		if len(cs) > 0 {
+			return false
+		}
+	}
+	return len(o.sets) == 0
+}
+
+// decideOwnership checks, from the iptables-save output of each flavor the
+// caller will touch and the ipset headers, that every object named n that
+// exists is n's instance's: each owned chain starts with the marker rule;
+// each ipset of an owned name is referenced by the owner chain (in any of
+// the flavors). An object in known (keys from knownChain and knownSet),
+// which the back end wrote itself since its last Cleanup, is its own even
+// without its mark (someone flushed the chain, or a restore failed after
+// the set was made);
+// with types, it is of the type the back end writes; with jumps, no foreign
+// rule leads into an owned chain (Cleanup could not delete it). It returns a
+// *ForeignError naming the first object that fails.
+func decideOwnership(n *iptNames, fam Family, saves map[Flavor]saved, heads []ipset.SetInfo, known map[string]bool, types, jumps bool) (*ownership, error) {
+	o := &ownership{saves: saves, chains: map[Flavor]map[string]bool{}, sets: map[string]ipset.SetInfo{}}
+	referenced := map[string]bool{}
+	ours := n.ipsets(fam)
+	for _, fl := range []Flavor{FlavorLegacy, FlavorNFT} {
+		s, ok := saves[fl]
+		if !ok {
+			continue
+		}
+		o.chains[fl] = map[string]bool{}
+		for _, table := range []string{"nat", "filter"} {
+			owned := map[string]bool{}
+			for _, c := range n.chains(table) {
+				if !s.hasChain(table, c) {
+					continue
+				}
+				rules := s[table].byChain[c]
+				if (len(rules) == 0 || rules[0] != n.markerLine(c)) && !known[knownChain(fl, table, c)] {
+					found := "no rules"
+					if len(rules) > 0 {
+						found = "first rule " + rules[0]
+					}
+					return nil, &ForeignError{Kind: "chain", Name: table + " " + c,
+						Reason: fmt.Sprintf("%s shows %s, not the marker %q", fl.binary(fam, "save"), found, n.mark)}
+				}
+				owned[c] = true
+				o.chains[fl][table+" "+c] = true
+			}
+			if owned[n.owner] {
+				for _, l := range s[table].byChain[n.owner] {
+					for name, set := range ours {
+						if l == "-A "+n.owner+" "+n.ownerRef(name, set.Shape()) {
+							referenced[name] = true
+						}
+					}
+				}
+			}
+			if !jumps {
+				continue
+			}
+			for chain, lines := range s[table].byChainOrEmpty() {
+				if owned[chain] {
+					continue
+				}
+				for _, l := range lines {
+					if t := ruleTarget(l); owned[t] && !strings.Contains(l, " --comment "+saveQuote(n.mark)+" ") {
+						return nil, &ForeignError{Kind: "rule", Name: table + " " + l,
+							Reason: fmt.Sprintf("it leads into chain %s without the mark %q", t, n.mark)}
+					}
+				}
+			}
+		}
+	}
+	for _, h := range heads {
+		s, ok := ours[h.Name]
+		if !ok {
+			continue
+		}
+		if !referenced[h.Name] && !known[knownSet(h.Name)] {
+			return nil, &ForeignError{Kind: "ipset", Name: h.Name,
+				Reason: fmt.Sprintf("%s with %d references, none from the owner chain filter %s", h.Type, h.References, n.owner)}
+		}
+		if spec := ipsetSpec(n, fam, s); types && !sameType(h.Set, spec) {
+			return nil, &ForeignError{Kind: "ipset", Name: h.Name,
+				Reason: fmt.Sprintf("type %s family %s, the back end writes %s family %s", h.Type, setFamily(h.Set), spec.Type, setFamily(spec))}
+		}
+		o.sets[h.Name] = h
+	}
+	return o, nil
+}
+
+// knownChain and knownSet are the keys of the objects a back end knows it
+// wrote.
+func knownChain(fl Flavor, table, chain string) string {
+	return "chain " + fl.String() + " " + table + " " + chain
+}
+func knownSet(name string) string { return "ipset " + name }
+
+// ruleTarget returns the chain an iptables-save rule line jumps or goes to.
+func ruleTarget(l string) string {
+	f := strings.Fields(l)
+	for i := len(f) - 2; i >= 0; i-- {
+		if f[i] == "-j" || f[i] == "-g" {
+			return f[i+1]
+		}
+	}
+	return ""
+}
+
+// setFamily is s's family as the kernel reports it: inet for a hash set
+// created without one, none for bitmap:port.
+func setFamily(s ipset.Set) ipset.Family {
+	if s.Type == ipset.BitmapPort {
+		return 0
+	}
+	if s.Family == 0 {
+		return ipset.INet
+	}
+	return s.Family
+}
+
+func sameType(a, b ipset.Set) bool { return a.Type == b.Type && setFamily(a) == setFamily(b) }
+
+// readOwnership reads iptables-save of each flavor in fls (a flavor whose
+// binary is missing holds nothing) and the ipset headers, once, and decides
+// ownership (see decideOwnership), changing nothing.
+func (b *iptBackend) readOwnership(ctx context.Context, fls []Flavor, types, jumps bool) (*ownership, error) {
+	saves := map[Flavor]saved{}
+	for _, fl := range fls {
+		s, err := b.save(ctx, fl)
+		if errors.Is(err, exec.ErrNotFound) && fl != b.flavor {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		saves[fl] = s
+	}
+	var heads []ipset.SetInfo
+	if b.sets != nil {
+		var err error
+		if heads, err = b.sets.ListAll(ctx, true); err != nil {
+			return nil, fmt.Errorf("iptables: listing ipsets: %w", err)
+		}
+	}
+	return decideOwnership(b.names, b.fam, saves, heads, b.known, types, jumps)
+}
+
+// owned is IPTables.Owned.
+func (b *iptBackend) owned(ctx context.Context) (*Ruleset, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o, err := b.readOwnership(ctx, []Flavor{b.flavor}, true, false)
+	if err != nil || o.empty() {
+		return nil, err
+	}
+	r := NewRuleset(b.fam, Options{})
+	for _, s := range []SetName{VirtualServers, IPVSIPs} {
+		name := b.names.ipset(s, b.fam)
+		if _, ok := o.sets[name]; !ok {
+			continue
+		}
+		si, err := b.sets.List(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("iptables: listing ipset %s: %w", name, err)
+		}
+		for _, e := range si.Entries {
+			r.Add(s, memberOf(s.Shape(), e))
+		}
+	}
+	return r, nil
+}
+
+// memberOf is the Member of shape sh that ipset entry e holds.
+func memberOf(sh Shape, e ipset.Entry) Member {
+	switch sh {
+	case ShapeAddr:
+		return Addr(e.IP)
+	case ShapePort:
+		return Port(e.Port)
+	case ShapeAddrPortAddr:
+		return AddrPortAddr(e.IP, Protocol(e.Proto), e.Port, e.IP2)
+	case ShapeAddrPortNet:
+		return AddrPortNet(e.IP, Protocol(e.Proto), e.Port, e.Net2)
+	}
+	return AddrPort(e.IP, Protocol(e.Proto), e.Port)
+}
