@@ -1,12 +1,9 @@
 package iptables
 
 import (
-	"bufio"
-	"net"
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
@@ -141,70 +138,6 @@ func kubeProxyNode(t *testing.T, ns *testutil.NetNS, fl string) {
 	}
 }
 
-// serveTCP answers every connection to addr in ns with "backend\n".
-func serveTCP(t *testing.T, ns *testutil.NetNS, addr string) {
-	t.Helper()
-	var (
-		l   net.Listener
-		err error
-	)
-	ns.Do(t, func() { l, err = net.Listen("tcp", addr) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("backend\n"))
-			c.Close()
-		}
-	}()
-}
-
-// dialService connects from ns to addr and returns the first line answered.
-func dialService(t *testing.T, ns *testutil.NetNS, addr string) (string, error) {
-	t.Helper()
-	var (
-		line string
-		err  error
-	)
-	ns.Do(t, func() {
-		var c net.Conn
-		d := net.Dialer{Timeout: 5 * time.Second}
-		if c, err = d.Dial("tcp", addr); err != nil {
-			return
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(5 * time.Second))
-		line, err = bufio.NewReader(c).ReadString('\n')
-	})
-	return line, err
-}
-
-// iptablesCleanupByName reports whether the iptables back end's cleanup
-// (cleanupIPTablesObjects, written on another branch) still goes for
-// kube-proxy's objects by name: it runs it on a copy of the node in a
-// scratch namespace, where it either changes something or fails (EBUSY on
-// KUBE-MARK-MASQ, which a foreign rule references).
-func iptablesCleanupByName(t *testing.T, fl string) bool {
-	t.Helper()
-	ns := testutil.NewNetNS(t)
-	kubeProxyNode(t, ns, fl)
-	before := kubeProxyState(t, ns, fl)
-	failed := false
-	for _, f := range []Family{IPv4, IPv6} {
-		if err := cleanupIPTablesObjects(testCtx(t), ns.Handle(), f, DefaultTable, false); err != nil {
-			t.Logf("cleanupIPTablesObjects on a kube-proxy node: %v", err)
-			failed = true
-		}
-	}
-	return failed || kubeProxyState(t, ns, fl) != before
-}
-
 // The default instance's nftables back end, on a kube-proxy iptables-mode
 // node of either flavor, removes nothing of kube-proxy's, and the node's
 // service keeps answering through kube-proxy's DNAT before and after every
@@ -214,16 +147,15 @@ func TestIntegrationNFTablesOnKubeProxyIPTablesNode(t *testing.T) {
 		t.Run(fl, func(t *testing.T) {
 			testutil.RequireTool(t, "iptables-"+fl+"-restore")
 			testutil.RequireTool(t, "ipset")
-			byName := iptablesCleanupByName(t, fl)
 			node, backend := testutil.NewNetNS(t), testutil.NewNetNS(t)
 			testutil.Veth(t, node, "kp0", netip.MustParsePrefix("198.18.200.1/24"), backend, "eth0", netip.MustParsePrefix("198.18.200.2/24"))
 			node.Exec(t, "ip", "route", "add", "198.18.100.0/24", "dev", "kp0")
-			serveTCP(t, backend, "198.18.200.2:8080")
+			serveTCP(t, backend, "198.18.200.2:8080", "backend\n")
 			kubeProxyNode(t, node, fl)
 			before := kubeProxyState(t, node, fl)
 			check := func(step string) {
 				t.Helper()
-				if got, err := dialService(t, node, "198.18.100.10:80"); err != nil || got != "backend\n" {
+				if got, err := fetch(t, node, "198.18.100.10:80"); err != nil || got != "backend\n" {
 					t.Fatalf("after %s, the service through kube-proxy's DNAT: %q, %v", step, got, err)
 				}
 				if got := kubeProxyState(t, node, fl); got != before {
@@ -232,16 +164,7 @@ func TestIntegrationNFTablesOnKubeProxyIPTablesNode(t *testing.T) {
 			}
 			for _, f := range []Family{IPv4, IPv6} {
 				b := newNFT(t, node, f, 0)
-				if byName {
-					// Until the iptables back end's cleanup removes only
-					// marked objects, leave it out (and skip at the end).
-					b.b.cleanupOther = nil
-				}
 				runSteps(t, node, b, sample(f, Options{}), func(step string) { check(f.String() + " " + step) })
-			}
-			if byName {
-				t.Skip("ran without the iptables back end's cleanup, which still removes kube-proxy's objects by name " +
-					"(cleanupIPTablesObjects, other branch): re-run after the merge")
 			}
 		})
 	}

@@ -1,81 +1,12 @@
 package iptables
 
 import (
-	"net/netip"
 	"os"
 	"os/exec"
 	"testing"
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
-
-// fuzzReader hands out the fuzz input a few bytes at a time (zeros once
-// it runs out).
-type fuzzReader []byte
-
-func (r *fuzzReader) next(n int) []byte {
-	out := make([]byte, n)
-	k := copy(out, *r)
-	*r = (*r)[k:]
-	return out
-}
-
-func (r *fuzzReader) byte() byte { return r.next(1)[0] }
-
-func (r *fuzzReader) addr(f Family) netip.Addr {
-	if f == IPv6 {
-		return netip.AddrFrom16([16]byte(r.next(16)))
-	}
-	return netip.AddrFrom4([4]byte(r.next(4)))
-}
-
-// fuzzRuleset builds a Ruleset from fuzz input: family and options, then
-// members of any set (an out-of-range set number too), any values.
-func fuzzRuleset(data []byte) *Ruleset {
-	r := fuzzReader(data)
-	flags := r.byte()
-	f := IPv4
-	if flags&1 != 0 {
-		f = IPv6
-	}
-	o := Options{
-		MasqueradeAll:           flags&2 != 0,
-		NoVIPAccessFilter:       flags&4 != 0,
-		NoNodeSourceRangeFilter: flags&8 != 0,
-	}
-	if flags&16 != 0 {
-		m := r.next(4)
-		o.MasqueradeMark = uint32(m[0])<<24 | uint32(m[1])<<16 | uint32(m[2])<<8 | uint32(m[3])
-	}
-	o.LocalDetector.Mode = LocalMode(flags >> 5 & 3)
-	switch o.LocalDetector.Mode {
-	case LocalCIDR:
-		o.LocalDetector.CIDR = netip.PrefixFrom(r.addr(f), int(r.byte()))
-	case LocalInterface, LocalInterfacePrefix:
-		o.LocalDetector.Interface = string(r.next(int(r.byte() % 18)))
-	}
-	rs := NewRuleset(f, o)
-	for len(r) > 0 {
-		s := SetName(r.byte() % byte(numSets+2))
-		a := r.addr(f)
-		p := Protocol(r.byte())
-		pb := r.next(2)
-		port := uint16(pb[0])<<8 | uint16(pb[1])
-		switch s.Shape() {
-		case ShapeAddr:
-			rs.Add(s, Addr(a))
-		case ShapePort:
-			rs.Add(s, Port(port))
-		case ShapeAddrPortAddr:
-			rs.Add(s, AddrPortAddr(a, p, port, r.addr(f)))
-		case ShapeAddrPortNet:
-			rs.Add(s, AddrPortNet(a, p, port, netip.PrefixFrom(r.addr(f), int(r.byte()))))
-		default:
-			rs.Add(s, AddrPort(a, p, port))
-		}
-	}
-	return rs
-}
 
 // A Ruleset built from any input either fails Validate or renders a script
 // that nft accepts (checked with nft -c in a fresh namespace when root and

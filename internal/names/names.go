@@ -66,6 +66,10 @@ func CheckInstance(s string) error {
 	if why, ok := reserved[s]; ok {
 		return fmt.Errorf("reserved: %s", why)
 	}
+	// "a-6"'s IPv4 ipsets would be "A-6-*", the names of "a"'s IPv6 ones.
+	if strings.HasSuffix(s, "-6") {
+		return fmt.Errorf("ends with \"-6\", which would name another instance's IPv6 ipsets")
+	}
 	// kube-proxy's and Docker's objects start with these (KUBE-PROXY-*,
 	// table kube-proxy, DOCKER-USER, ...): no instance may come near them.
 	for _, p := range []string{"kube", "docker"} {

@@ -8,7 +8,7 @@ func TestCheckInstance(t *testing.T) {
 			t.Errorf("CheckInstance(%q) = %v, want nil", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "abcdefghijklm", "Ipvskit", "7up", "-a", "a-", "a_b", "a b", "a\x00", "a\r", "kube", "kube-proxy", "kubernetes", "docker", "docker-user", "filter", "nat", "mangle", "raw", "security"} {
+	for _, bad := range []string{"", "abcdefghijklm", "Ipvskit", "7up", "-a", "a-", "a_b", "a b", "a\x00", "a\r", "kube", "kube-proxy", "kubernetes", "docker", "docker-user", "a-6", "filter", "nat", "mangle", "raw", "security"} {
 		if err := CheckInstance(bad); err == nil {
 			t.Errorf("CheckInstance(%q) = nil, want an error", bad)
 		}
