@@ -44,6 +44,9 @@ type iptBackend struct {
 	// cleanedOther records that the nftables back end's table was removed.
 	cleanedOther bool
 	cleanupOther func(ctx context.Context) error
+	// ownedOther reads the nftables back end's ledger (Owned, until
+	// cleanedOther); nil skips it.
+	ownedOther func(ctx context.Context) (*Ruleset, error)
 
 	// fail, when set (by tests), is called before each step; an error
 	// from it aborts the sync there, as a kernel or tool failure would.

@@ -1,9 +1,11 @@
 package iptables
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -334,19 +336,38 @@ func TestIntegrationIPTablesFailedApplyIsRepaired(t *testing.T) {
 func TestIntegrationSwitchBackends(t *testing.T) {
 	ns := testutil.NewNetNS(t)
 	r := sampleFor(t, IPv4, FlavorNFT, Options{})
+	vs := AddrPort(netip.MustParseAddr("198.18.100.77"), TCP, 80)
+	r.Add(VirtualServers, vs)
 	n := newNFT(t, ns, IPv4, 0)
 	if err := n.Apply(testCtx(t), r); err != nil {
 		t.Fatal(err)
 	}
 	ipt := newIPT(t, ns, IPv4, FlavorNFT)
+	// Before its first Apply, the new back end's ledger is the other's:
+	// the earlier run's virtual servers stay owned across the switch.
+	wantLedger := func(b interface {
+		Owned(context.Context) (*Ruleset, error)
+	}, when string) {
+		t.Helper()
+		got, err := b.Owned(testCtx(t))
+		if err != nil {
+			t.Fatalf("%s: Owned: %v", when, err)
+		}
+		if got == nil || !slices.Contains(got.Members(VirtualServers), vs) || got.Len(IPVSIPs) != r.Len(IPVSIPs) {
+			t.Fatalf("%s: ledger %v, want the virtual server and %d VIPs", when, got, r.Len(IPVSIPs))
+		}
+	}
+	wantLedger(ipt, "iptables before its first Apply, beside the nftables table")
 	if err := ipt.Apply(testCtx(t), r); err != nil {
 		t.Fatal(err)
 	}
+	wantLedger(ipt, "iptables after its first Apply")
 	if strings.Contains(ns.Exec(t, "nft", "list", "tables"), "table ip "+DefaultTable) {
 		t.Fatal("the iptables back end left the nftables back end's table")
 	}
 	checkIPT(t, ns, ipt, r)
 	n2 := newNFT(t, ns, IPv4, 0)
+	wantLedger(n2, "nftables before its first Apply, beside the iptables objects")
 	if err := n2.Apply(testCtx(t), r); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os/exec"
 	"runtime"
 
@@ -103,7 +104,31 @@ func newIPTBackend(cfg *IPTablesConfig) (*iptBackend, error) {
 	b.cleanupOther = func(ctx context.Context) error {
 		return cleanupNFTObjects(ctx, ns, cfg.Family, cfg.Instance, cfg.KubeProxyNames)
 	}
+	b.ownedOther = func(ctx context.Context) (*Ruleset, error) {
+		return ownedNFTObjects(ctx, ns, cfg.Family, cfg.Instance, cfg.KubeProxyNames)
+	}
 	return b, nil
+}
+
+// ownedIPTablesObjects is the ledger of the iptables back end of instance
+// in namespace ns, in either flavor (the nftables back end reads it when it
+// takes over): nil if nothing of it is there, or if what has its names is
+// not its own.
+func ownedIPTablesObjects(ctx context.Context, ns netns.NsHandle, fam Family, instance string, kubeProxy bool) (*Ruleset, error) {
+	c, err := ipset.New(&ipset.Config{NetNS: ns})
+	if errors.Is(err, ErrNotSupported) {
+		return nil, nil // no ipsets, no ledger
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	b := &iptBackend{fam: fam, names: newIPTNames(instance, kubeProxy), sets: c, run: &nsRunner{ns: ns}}
+	r, err := b.ledger(ctx, []Flavor{FlavorLegacy, FlavorNFT})
+	if errors.Is(err, fs.ErrExist) {
+		return nil, nil // not its own
+	}
+	return r, err
 }
 
 // cleanupIPTablesObjects removes the iptables back end's objects of family

@@ -169,12 +169,29 @@ func (b *iptBackend) readOwnership(ctx context.Context, fls []Flavor, types, jum
 	return decideOwnership(b.names, b.fam, saves, heads, b.known, types, jumps)
 }
 
-// owned is IPTables.Owned.
+// owned is IPTables.Owned: the ledger of the back end's flavor, with that of
+// the nftables back end of the same instance while its table is still
+// there (a switch of back ends: the earlier run's virtual servers stay
+// owned).
 func (b *iptBackend) owned(ctx context.Context) (*Ruleset, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	o, err := b.readOwnership(ctx, []Flavor{b.flavor}, true, false)
+	r, err := b.ledger(ctx, []Flavor{b.flavor})
+	if err != nil || b.cleanedOther || b.ownedOther == nil {
+		return r, err
+	}
+	other, err := b.ownedOther(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("iptables: reading the nftables back end's ledger: %w", err)
+	}
+	return mergeLedgers(b.fam, r, other), nil
+}
+
+// ledger reads the owned VirtualServers and IPVSIPs ipsets, as the owner
+// chains of flavors fls prove them: nil if nothing is owned.
+func (b *iptBackend) ledger(ctx context.Context, fls []Flavor) (*Ruleset, error) {
+	o, err := b.readOwnership(ctx, fls, true, false)
 	if err != nil || o.empty() {
 		return nil, err
 	}
@@ -193,6 +210,24 @@ func (b *iptBackend) owned(ctx context.Context) (*Ruleset, error) {
 		}
 	}
 	return r, nil
+}
+
+// mergeLedgers is the ledger sets of a and b (either may be nil) in one
+// Ruleset of family fam, or nil if both are.
+func mergeLedgers(fam Family, a, b *Ruleset) *Ruleset {
+	if a == nil && b == nil {
+		return nil
+	}
+	out := NewRuleset(fam, Options{})
+	for _, r := range []*Ruleset{a, b} {
+		if r == nil {
+			continue
+		}
+		for _, s := range []SetName{VirtualServers, IPVSIPs} {
+			out.Add(s, r.Members(s)...)
+		}
+	}
+	return out
 }
 
 // memberOf is the Member of shape sh that ipset entry e holds.

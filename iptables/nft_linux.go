@@ -36,6 +36,9 @@ type nftBackend struct {
 	cleanedOther bool
 	// cleanupOther removes the other back end's objects; nil skips it.
 	cleanupOther func(ctx context.Context) error
+	// ownedOther reads the other back end's ledger (Owned, until
+	// cleanedOther); nil skips it.
+	ownedOther func(ctx context.Context) (*Ruleset, error)
 
 	// probes are the kernel features a failed full sync is diagnosed
 	// with (nftProbes; tests add their own).
@@ -80,6 +83,9 @@ func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
 	}
 	b.cleanupOther = func(ctx context.Context) error {
 		return cleanupIPTablesObjects(ctx, cfg.NetNS, cfg.Family, cfg.Instance, cfg.KubeProxyNames)
+	}
+	b.ownedOther = func(ctx context.Context) (*Ruleset, error) {
+		return ownedIPTablesObjects(ctx, cfg.NetNS, cfg.Family, cfg.Instance, cfg.KubeProxyNames)
 	}
 	return b, nil
 }

@@ -75,49 +75,83 @@ func (b *nftBackend) readOwned(ctx context.Context) (tableState, error) {
 }
 
 // owned reads the table back: nil if there is none, a *ForeignError if it
-// is not ours, else the members of its VirtualServers and IPVSIPs sets.
+// is not ours, else the members of its VirtualServers and IPVSIPs sets,
+// with those of the iptables back end's ledger of the same instance while
+// that back end's objects are still there (a switch of back ends: the
+// earlier run's virtual servers stay owned).
 func (b *nftBackend) owned(ctx context.Context) (*Ruleset, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var out *Ruleset
 	err := b.bounded(ctx, func() error {
-		st, err := readTable(b.conn, b.table, b.cfg.Family, b.mark)
-		if err != nil || !st.exists {
-			return err
-		}
-		r := NewRuleset(b.cfg.Family, Options{})
-		for _, s := range []SetName{VirtualServers, IPVSIPs} {
-			i := slices.IndexFunc(st.sets, func(x *nftables.Set) bool { return x.Name == s.String() })
-			if i < 0 {
-				continue // drift, for Check to report; nothing is owned in it
-			}
-			elems, err := b.conn.GetSetElements(st.sets[i])
-			if err != nil {
-				return fmt.Errorf("reading set %s: %w", s, err)
-			}
-			for _, e := range elems {
-				m, ok := nftMemberOf(s, b.cfg.Family, e)
-				if !ok {
-					return fmt.Errorf("set %s: element %x is not a %s member (the set's type was changed)", s, e.Key, s.Shape())
-				}
-				r.Add(s, m)
-			}
-		}
-		out = r
-		return nil
+		var err error
+		out, err = readLedger(b.conn, b.table, b.cfg.Family, b.mark)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("nftables: reading table %s %s: %w", b.cfg.Family, b.table.Name, err)
 	}
-	return out, nil
+	if b.cleanedOther || b.ownedOther == nil {
+		return out, nil
+	}
+	other, err := b.ownedOther(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("nftables: reading the iptables back end's ledger: %w", err)
+	}
+	return mergeLedgers(b.cfg.Family, out, other), nil
 }
 
-// cleanupNFTObjects deletes the nftables back end's table of family fam in
-// namespace ns if it carries the instance's mark (used when the iptables
-// back end takes over). A table of that name without the mark is not ours
-// and is left alone, without an error; a kernel without nf_tables has none.
-func cleanupNFTObjects(ctx context.Context, ns netns.NsHandle, fam Family, instance string, kubeProxy bool) error {
+// readLedger reads table t's VirtualServers and IPVSIPs sets: nil if there
+// is no table, a *ForeignError if it does not carry mark.
+func readLedger(conn *nftables.Conn, t *nftables.Table, fam Family, mark string) (*Ruleset, error) {
+	st, err := readTable(conn, t, fam, mark)
+	if err != nil || !st.exists {
+		return nil, err
+	}
+	r := NewRuleset(fam, Options{})
+	for _, s := range []SetName{VirtualServers, IPVSIPs} {
+		i := slices.IndexFunc(st.sets, func(x *nftables.Set) bool { return x.Name == s.String() })
+		if i < 0 {
+			continue // drift, for Check to report; nothing is owned in it
+		}
+		elems, err := conn.GetSetElements(st.sets[i])
+		if err != nil {
+			return nil, fmt.Errorf("reading set %s: %w", s, err)
+		}
+		for _, e := range elems {
+			m, ok := nftMemberOf(s, fam, e)
+			if !ok {
+				return nil, fmt.Errorf("set %s: element %x is not a %s member (the set's type was changed)", s, e.Key, s.Shape())
+			}
+			r.Add(s, m)
+		}
+	}
+	return r, nil
+}
+
+// ownedNFTObjects is the ledger of the nftables back end's table of
+// instance in namespace ns (the iptables back end reads it when it takes
+// over): nil if there is no table, no nf_tables, or the table is not ours.
+func ownedNFTObjects(ctx context.Context, ns netns.NsHandle, fam Family, instance string, kubeProxy bool) (*Ruleset, error) {
+	conn, t, err := otherConn(ctx, ns, fam, instance, kubeProxy)
+	if err != nil {
+		return nil, err
+	}
+	r, err := readLedger(conn, t, fam, names.Mark(instance))
+	var fe *ForeignError
+	switch {
+	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EPROTONOSUPPORT), errors.As(err, &fe):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("nftables: %w", err)
+	}
+	return r, nil
+}
+
+// otherConn opens a socket in ns, bounded by ctx's deadline, for the
+// table of instance.
+func otherConn(ctx context.Context, ns netns.NsHandle, fam Family, instance string, kubeProxy bool) (*nftables.Conn, *nftables.Table, error) {
 	deadline := func(c *netlink.Conn) error {
 		if d, ok := ctx.Deadline(); ok {
 			return c.SetDeadline(d)
@@ -130,11 +164,23 @@ func cleanupNFTObjects(ctx context.Context, ns netns.NsHandle, fam Family, insta
 	}
 	conn, err := nftables.New(opts...)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	t := &nftables.Table{Name: names.Table(instance, kubeProxy), Family: nftables.TableFamilyIPv4}
 	if fam == IPv6 {
 		t.Family = nftables.TableFamilyIPv6
+	}
+	return conn, t, nil
+}
+
+// cleanupNFTObjects deletes the nftables back end's table of family fam in
+// namespace ns if it carries the instance's mark (used when the iptables
+// back end takes over). A table of that name without the mark is not ours
+// and is left alone, without an error; a kernel without nf_tables has none.
+func cleanupNFTObjects(ctx context.Context, ns netns.NsHandle, fam Family, instance string, kubeProxy bool) error {
+	conn, t, err := otherConn(ctx, ns, fam, instance, kubeProxy)
+	if err != nil {
+		return err
 	}
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
