@@ -469,7 +469,9 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 	}
 	for _, f := range []Family{IPv4, IPv6} {
 		if r := p.rules[f]; r != nil {
-			if err := r.Cleanup(ctx); err != nil {
+			// Objects of the back end's names that are not its own
+			// (fs.ErrExist) are another program's: left, not an error.
+			if err := r.Cleanup(ctx); err != nil && !errors.Is(err, fs.ErrExist) {
 				return opErr(SubsystemRules, fmt.Errorf("cleanup: %v: %w", f, err))
 			}
 		}

@@ -40,7 +40,7 @@ var Modules = []string{
 	"iptable_raw", "ip6table_nat", "ip6table_filter", "ip6table_mangle", "ip6table_raw",
 	"xt_set", "xt_MASQUERADE", "xt_mark", "xt_comment", "xt_conntrack", "xt_addrtype",
 	"xt_multiport", "xt_nat", "xt_physdev", "xt_statistic", "xt_state", "xt_REDIRECT",
-	"xt_limit", "ipt_REJECT", "ip6t_REJECT",
+	"xt_limit", "xt_tcpudp", "ipt_REJECT", "ip6t_REJECT",
 }
 
 // moduleDeps is modules.dep: a module's path (relative to the modules
