@@ -12,7 +12,14 @@ import (
 
 func newNFT(t *testing.T, ns *testutil.NetNS, f Family, maxBatch int) *NFTables {
 	t.Helper()
-	b, err := NewNFTables(&NFTablesConfig{NetNS: ns.Handle(), Family: f, MaxBatchElements: maxBatch})
+	return newNFTWith(t, &NFTablesConfig{NetNS: ns.Handle(), Family: f, MaxBatchElements: maxBatch})
+}
+
+// newNFTWith opens the back end for cfg, closed when t ends; a kernel
+// without nf_tables skips t.
+func newNFTWith(t *testing.T, cfg *NFTablesConfig) *NFTables {
+	t.Helper()
+	b, err := NewNFTables(cfg)
 	if errors.Is(err, ErrNotSupported) {
 		testutil.Missing(t, "nf_tables", err)
 	}

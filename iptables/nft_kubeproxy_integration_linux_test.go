@@ -2,7 +2,6 @@ package iptables
 
 import (
 	"net/netip"
-	"strings"
 	"testing"
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
@@ -99,30 +98,12 @@ var kubeProxyIPSets = [][]string{
 	{"add", "KUBE-6-CLUSTER-IP", "2001:db8::100,tcp:80"},
 }
 
-// saveLines drops what changes by itself between two saves: the comment
-// lines and the built-in chains' counters.
-func saveLines(s string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.HasPrefix(l, "#") {
-			continue
-		}
-		if strings.HasPrefix(l, ":") {
-			if i := strings.LastIndex(l, " ["); i > 0 {
-				l = l[:i]
-			}
-		}
-		out = append(out, l)
-	}
-	return strings.Join(out, "\n")
-}
-
 // kubeProxyState is everything of kube-proxy's a test must find unchanged:
 // both families' iptables-save of flavor fl, and ipset save.
 func kubeProxyState(t *testing.T, ns *testutil.NetNS, fl string) string {
 	t.Helper()
-	return saveLines(ns.Exec(t, "iptables-"+fl+"-save")) + "\n" +
-		saveLines(ns.Exec(t, "ip6tables-"+fl+"-save")) + "\n" + ns.Exec(t, "ipset", "save")
+	return strip(ns.Exec(t, "iptables-"+fl+"-save")) + "\n" +
+		strip(ns.Exec(t, "ip6tables-"+fl+"-save")) + "\n" + ns.Exec(t, "ipset", "save")
 }
 
 // kubeProxyNode writes the kube-proxy node in flavor fl of ns.

@@ -17,15 +17,7 @@ import (
 // newNFTInstance is newNFT for a named instance.
 func newNFTInstance(t *testing.T, ns *testutil.NetNS, f Family, instance string) *NFTables {
 	t.Helper()
-	b, err := NewNFTables(&NFTablesConfig{NetNS: ns.Handle(), Family: f, Instance: instance})
-	if errors.Is(err, ErrNotSupported) {
-		testutil.Missing(t, "nf_tables", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	return newNFTWith(t, &NFTablesConfig{NetNS: ns.Handle(), Family: f, Instance: instance})
 }
 
 // nftGen returns the ruleset generation of ns: it changes with every batch
