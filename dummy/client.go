@@ -14,16 +14,27 @@ type Config struct {
 	// New. The Client does not take ownership: the caller closes it, and
 	// may do so as soon as New returns.
 	NetNS netns.NsHandle
+	// Owner is the Client's ownership mark, written as the alias of every
+	// link Ensure creates (`ip link show` prints "alias <owner>"). A link
+	// whose alias is not Owner is never used, changed or deleted. Empty
+	// means "ipvskit:ipvskit", the mark of ipvskit's default instance. At
+	// most 255 bytes, printable, no NUL.
+	Owner string
 }
+
+// DefaultOwner is the mark when Config.Owner is empty.
+const DefaultOwner = "ipvskit:ipvskit"
 
 // Client manages dummy links and the addresses bound to them in one network
 // namespace, over rtnetlink. It is safe for concurrent use; calls are
 // serialised on one netlink socket.
 //
-// Ownership: a Client changes only dummy links it is asked for by name, and
-// only the addresses on that link. A link of another type with the same
-// name is never modified or deleted (the call fails with a *LinkTypeError);
-// addresses on other links are never read for Sync, nor touched.
+// Ownership: a Client changes only the dummy links it made, proven by its
+// mark (Config.Owner) in the link's alias, and only the addresses on them. A
+// link of the asked-for name that is not a dummy link (*LinkTypeError), or a
+// dummy link without the mark (*ForeignError), is never modified or deleted:
+// every method fails on it, changing nothing. Addresses on other links are
+// never read for Sync, nor touched.
 //
 // Every method takes a context: it is checked before each request sent to
 // the kernel, and its deadline becomes the socket's send and receive timeout.
@@ -34,10 +45,17 @@ type Client struct {
 // New opens a Client in cfg.NetNS. The error wraps ErrNotSupported on
 // systems other than Linux.
 func New(cfg *Config) (*Client, error) {
-	if cfg == nil {
-		cfg = &Config{}
+	conf := Config{}
+	if cfg != nil {
+		conf = *cfg
 	}
-	c, err := newClient(cfg)
+	if conf.Owner == "" {
+		conf.Owner = DefaultOwner
+	}
+	if err := ValidateOwner(conf.Owner); err != nil {
+		return nil, err
+	}
+	c, err := newClient(&conf)
 	if err != nil {
 		return nil, err
 	}
@@ -49,16 +67,18 @@ func New(cfg *Config) (*Client, error) {
 // fs.ErrClosed.
 func (c *Client) Close() error { return c.c.close() }
 
-// Ensure makes sure a dummy link called name exists. A missing link is
-// created administratively down and with ARP off (NOARP), the state
+// Ensure makes sure a dummy link called name, marked as the Client's,
+// exists. A missing link is created with the mark as its alias,
+// administratively down and with ARP off (NOARP), the state
 // kube-proxy keeps kube-ipvs0 in: the kernel still adds a local route for
 // every address bound to it, so the node accepts traffic to those addresses,
 // and neither answers ARP for them on this link nor sends anything from it.
-// An existing dummy link is accepted as it is (its flags are not changed).
-// created reports whether Ensure made the link.
+// An existing dummy link with the mark is accepted as it is (its flags are
+// not changed). created reports whether Ensure made the link.
 //
 // If name is taken by a link of another type, the error wraps a
-// *LinkTypeError (and matches fs.ErrExist) and nothing is changed. If the
+// *LinkTypeError, by a dummy link without the mark a *ForeignError (both
+// match fs.ErrExist), and nothing is changed. If the
 // kernel has no dummy link type (module dummy), the error wraps
 // ErrNotSupported.
 func (c *Client) Ensure(ctx context.Context, name string) (created bool, err error) {

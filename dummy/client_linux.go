@@ -33,9 +33,10 @@ const noDeadline = time.Hour
 const dumpRetries = 5
 
 type client struct {
-	mu sync.Mutex
-	h  *netlink.Handle // nil once closed
-	nl *nlconn.Conn    // the batch path (Update)
+	owner string // the mark: the alias of every link the client made
+	mu    sync.Mutex
+	h     *netlink.Handle // nil once closed
+	nl    *nlconn.Conn    // the batch path (Update)
 }
 
 func newClient(cfg *Config) (*client, error) {
@@ -57,7 +58,7 @@ func newClient(cfg *Config) (*client, error) {
 		h.Close()
 		return nil, fmt.Errorf("dummy: opening an rtnetlink socket in the network namespace: %w", err)
 	}
-	return &client{h: h, nl: nl}, nil
+	return &client{owner: cfg.Owner, h: h, nl: nl}, nil
 }
 
 func (c *client) close() error {
@@ -106,8 +107,18 @@ func wrap(ctx context.Context, op, name string, addr netip.Prefix, err error) er
 	return &Error{Op: op, Link: name, Addr: addr, Err: err}
 }
 
-// lookup finds the link called name and checks that it is a dummy link.
+// lookup finds the link called name and checks that it is a dummy link
+// with the client's mark.
 func (c *client) lookup(name string) (netlink.Link, error) {
+	l, err := c.lookupAny(name)
+	if err == nil && l.Attrs().Alias != c.owner {
+		return nil, &ForeignError{Name: name, Alias: l.Attrs().Alias, Owner: c.owner}
+	}
+	return l, err
+}
+
+// lookupAny finds the dummy link called name, whoever made it.
+func (c *client) lookupAny(name string) (netlink.Link, error) {
 	l, err := c.h.LinkByName(name)
 	if err != nil {
 		if _, ok := err.(netlink.LinkNotFoundError); ok {
@@ -139,7 +150,9 @@ func (c *client) ensureLocked(ctx context.Context, name string) (bool, error) {
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return false, err // there already, or a foreign link, or a failure
 	}
-	err = c.h.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: name}})
+	// The mark goes with the request that creates the link, so no link
+	// of ours is ever without it.
+	err = c.h.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: name, Alias: c.owner}})
 	switch {
 	case errors.Is(err, unix.EEXIST):
 		// Made by someone else since the lookup: accept it if it is ours
@@ -151,18 +164,30 @@ func (c *client) ensureLocked(ctx context.Context, name string) (bool, error) {
 	case err != nil:
 		return false, err
 	}
-	l, err := c.lookup(name)
+	l, err := c.lookupAny(name)
 	if err != nil {
 		return false, err
 	}
-	// A new link is down; turn ARP off as well. If that fails, remove the
-	// link again so that a retry starts from scratch rather than accepting
+	// A new link is down; turn ARP off as well (and mark it, if the
+	// kernel ignored the alias on creation). If that fails, remove the
+	// link again so that a retry starts from scratch rather than meeting
 	// a half-made link.
-	if err := c.h.LinkSetARPOff(l); err != nil {
-		if derr := c.h.LinkDel(l); derr != nil {
-			return false, fmt.Errorf("setting NOARP: %w (and deleting the new link again: %w)", err, derr)
+	fix := func() error {
+		if l.Attrs().Alias != c.owner {
+			if err := c.h.LinkSetAlias(l, c.owner); err != nil {
+				return fmt.Errorf("setting the alias: %w", err)
+			}
 		}
-		return false, fmt.Errorf("setting NOARP: %w", err)
+		if err := c.h.LinkSetARPOff(l); err != nil {
+			return fmt.Errorf("setting NOARP: %w", err)
+		}
+		return nil
+	}
+	if err := fix(); err != nil {
+		if derr := c.h.LinkDel(l); derr != nil {
+			return false, fmt.Errorf("%w (and deleting the new link again: %w)", err, derr)
+		}
+		return false, err
 	}
 	return true, nil
 }

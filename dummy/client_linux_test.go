@@ -71,6 +71,13 @@ func world(t *testing.T, ns *testutil.NetNS) contract.World {
 		Foreign: func(t *testing.T, name string) {
 			ns.Exec(t, "ip", "link", "add", name, "type", "bridge")
 		},
+		ForeignDummy: func(t *testing.T, name, alias string) {
+			if alias == "" {
+				ns.Exec(t, "ip", "link", "add", name, "type", "dummy")
+				return
+			}
+			ns.Exec(t, "ip", "link", "add", name, "alias", alias, "type", "dummy")
+		},
 		AddAddr: func(t *testing.T, name string, p netip.Prefix) {
 			ns.Exec(t, "ip", "addr", "add", p.String(), "dev", name)
 		},

@@ -58,6 +58,27 @@ func (e *LinkTypeError) Error() string {
 // Is makes errors.Is(err, fs.ErrExist) true: the name is taken.
 func (e *LinkTypeError) Is(target error) bool { return target == fs.ErrExist }
 
+// ForeignError says that a dummy link of the wanted name exists without the
+// Client's mark (its alias is not Config.Owner): another program's, or one
+// made before marks existed. Clients never change or delete such a link, nor
+// any address on it. It matches fs.ErrExist with errors.Is.
+type ForeignError struct {
+	Name  string // the link's name
+	Alias string // its alias ("" for none)
+	Owner string // the mark the Client looked for
+}
+
+func (e *ForeignError) Error() string {
+	found := "no alias"
+	if e.Alias != "" {
+		found = fmt.Sprintf("alias %q", e.Alias)
+	}
+	return fmt.Sprintf("dummy link %q exists with %s, not the mark %q: not ours, left as it is", e.Name, found, e.Owner)
+}
+
+// Is makes errors.Is(err, fs.ErrExist) true: the name is taken.
+func (e *ForeignError) Is(target error) bool { return target == fs.ErrExist }
+
 // ValidationError says that an argument is invalid. Nothing was sent to the
 // kernel.
 type ValidationError struct {

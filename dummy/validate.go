@@ -69,3 +69,27 @@ func isHost(p netip.Prefix) bool { return p.Bits() == p.Addr().BitLen() }
 func kernelManaged(p netip.Prefix) bool {
 	return p.Addr().Is6() && p.Addr().IsLinkLocalUnicast()
 }
+
+// maxAliasLen is IFALIASZ minus the terminating NUL.
+const maxAliasLen = 255
+
+// ValidateOwner reports whether owner can be a Client's mark (a link alias):
+// 1 to 255 bytes of printable ASCII. The error is a *ValidationError for
+// field "Config.Owner".
+func ValidateOwner(owner string) error {
+	bad := func(reason string) error {
+		return &ValidationError{Field: "Config.Owner", Value: owner, Reason: reason}
+	}
+	switch {
+	case owner == "":
+		return bad("empty")
+	case len(owner) > maxAliasLen:
+		return bad("longer than " + strconv.Itoa(maxAliasLen) + " bytes")
+	}
+	for _, r := range owner {
+		if r < ' ' || r > 0x7e {
+			return bad("contains " + strconv.QuoteRune(r))
+		}
+	}
+	return nil
+}

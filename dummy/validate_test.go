@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ipvskit/ipvskit/internal/names"
 )
 
 func TestValidateName(t *testing.T) {
@@ -90,5 +92,25 @@ func TestErrorText(t *testing.T) {
 	err = &Error{Op: "ensure", Link: "kube-ipvs0", Err: &LinkTypeError{Name: "kube-ipvs0", Type: "bridge"}}
 	if got, want := err.Error(), `dummy: ensure "kube-ipvs0": link "kube-ipvs0" exists and is of type "bridge", not dummy: not taking it over`; got != want {
 		t.Errorf("Error() = %q; want %q", got, want)
+	}
+}
+
+func TestValidateOwner(t *testing.T) {
+	if DefaultOwner != names.Mark(names.DefaultInstance) {
+		t.Errorf("DefaultOwner %q is not the default instance's mark %q", DefaultOwner, names.Mark(names.DefaultInstance))
+	}
+	for _, ok := range []string{DefaultOwner, "ipvskit:lb-a", "x"} {
+		if err := ValidateOwner(ok); err != nil {
+			t.Errorf("ValidateOwner(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "a\x00b", "a\nb", "caf\u00e9", strings.Repeat("x", 256)} {
+		var ve *ValidationError
+		if err := ValidateOwner(bad); !errors.As(err, &ve) || ve.Field != "Config.Owner" {
+			t.Errorf("ValidateOwner(%q) = %v, want a *ValidationError for Config.Owner", bad, err)
+		}
+	}
+	if _, err := New(&Config{Owner: "a\nb"}); err == nil {
+		t.Error("New accepted an owner with a newline")
 	}
 }

@@ -15,7 +15,9 @@ type Config struct {
 	// Instance, the nft table "<instance>" and the chains and ipsets
 	// "<INSTANCE>-*". Empty means DefaultInstance ("ipvskit"). 1-12 bytes of
 	// a-z, 0-9 and inner '-', starting with a letter; names that are other
-	// programs' ("kube", "docker", "filter", "nat", ...) are refused.
+	// programs' (starting "kube" or "docker", "filter", "nat", ...) are
+	// refused. Build Deps' clients for the same instance: the back ends
+	// with this Instance, the dummy client with Owner "ipvskit:<instance>".
 	Instance string
 	// KubeProxyNames uses kube-proxy's names (link ipvskit0; the back
 	// ends' KUBE-* chains and ipsets, or table kube-proxy), an explicit

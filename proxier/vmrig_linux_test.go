@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipvskit/ipvskit/dummy"
+	"github.com/ipvskit/ipvskit/internal/names"
 	"github.com/ipvskit/ipvskit/internal/testutil"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
@@ -338,7 +339,11 @@ func (tp *topology) nodeDeps(t *testing.T, cfg Config, fl iptables.Flavor) Deps 
 	ipvsc, err := ipvs.New(&ipvs.Config{NetNS: h})
 	must(t, err)
 	t.Cleanup(func() { ipvsc.Close() })
-	link, err := dummy.New(&dummy.Config{NetNS: h})
+	inst := cfg.Instance
+	if inst == "" {
+		inst = DefaultInstance
+	}
+	link, err := dummy.New(&dummy.Config{NetNS: h, Owner: names.Mark(inst)})
 	must(t, err)
 	t.Cleanup(func() { link.Close() })
 	sys, err := sysctl.New(&sysctl.Config{NetNS: h})

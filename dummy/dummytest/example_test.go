@@ -18,10 +18,10 @@ type vipLink interface {
 }
 
 func publish(ctx context.Context, l vipLink, vips []netip.Addr) (dummy.SyncResult, error) {
-	if _, err := l.Ensure(ctx, "kube-ipvs0"); err != nil {
+	if _, err := l.Ensure(ctx, "vip0"); err != nil {
 		return dummy.SyncResult{}, err
 	}
-	return l.Sync(ctx, "kube-ipvs0", vips)
+	return l.Sync(ctx, "vip0", vips)
 }
 
 func Example() {
@@ -35,16 +35,17 @@ func Example() {
 	// Output:
 	// added [198.18.0.10/32 2001:db8::10/128]
 	// added [198.18.0.11/32] removed [198.18.0.10/32 2001:db8::10/128]
-	// link add kube-ipvs0 type dummy
-	// link set kube-ipvs0 arp off
-	// address add 198.18.0.11/32 dev kube-ipvs0
+	// link add vip0 type dummy
+	// link set vip0 alias ipvskit:ipvskit
+	// link set vip0 arp off
+	// address add 198.18.0.11/32 dev vip0
 }
 
 // Another program's link with the wanted name is refused, as the kernel
 // client refuses it.
 func ExampleFake_AddLink() {
 	f := dummytest.New()
-	if err := f.AddLink("kube-ipvs0", "bridge"); err != nil {
+	if err := f.AddLink("vip0", "bridge"); err != nil {
 		panic(err)
 	}
 	_, err := publish(context.Background(), f, nil)
@@ -53,5 +54,21 @@ func ExampleFake_AddLink() {
 	fmt.Println(err)
 	// Output:
 	// true bridge
-	// dummy: ensure "kube-ipvs0": link "kube-ipvs0" exists and is of type "bridge", not dummy: not taking it over
+	// dummy: ensure "vip0": link "vip0" exists and is of type "bridge", not dummy: not taking it over
+}
+
+// A dummy link of the wanted name that another program made (it lacks the
+// owner's mark, the alias) is refused too, and left as it is.
+func ExampleFake_AddLinkAlias() {
+	f := dummytest.New()
+	if err := f.AddLinkAlias("vip0", "dummy", "docker"); err != nil {
+		panic(err)
+	}
+	_, err := publish(context.Background(), f, nil)
+	var fe *dummy.ForeignError
+	fmt.Println(errors.As(err, &fe), fe.Alias)
+	fmt.Println(err)
+	// Output:
+	// true docker
+	// dummy: ensure "vip0": dummy link "vip0" exists with alias "docker", not the mark "ipvskit:ipvskit": not ours, left as it is
 }

@@ -27,28 +27,47 @@ import (
 
 // Fake is an in-memory network namespace holding links and their addresses.
 // Its methods behave like dummy.Client's against a kernel: same validation,
-// same ownership rules (a link of another kind is never changed), same
-// errors (*dummy.Error, *dummy.LinkTypeError, *dummy.ValidationError,
+// same ownership rules (a link of another kind, or a dummy link without the
+// owner's mark, is never changed), same errors (*dummy.Error,
+// *dummy.LinkTypeError, *dummy.ForeignError, *dummy.ValidationError,
 // matching fs.ErrExist and fs.ErrNotExist alike). The zero value is an empty
-// namespace, ready to use; a Fake is safe for concurrent use.
+// namespace whose methods act as a Client with dummy.DefaultOwner; a Fake
+// is safe for concurrent use.
 type Fake struct {
 	mu    sync.Mutex
+	owner string // "" means dummy.DefaultOwner
 	links map[string]*link
 	order []string // link names in creation order, for Dump
 }
 
 type link struct {
 	kind  string
+	alias string
 	addrs map[netip.Prefix]bool
 }
 
-// New returns an empty Fake.
+// New returns an empty Fake acting as a Client with dummy.DefaultOwner.
 func New() *Fake { return &Fake{} }
 
-// AddLink makes a link of any kind ("bridge", "veth", "dummy", ...) the way
-// another program would, for tests of what the code under test does with
-// links it does not own. It fails if the name is taken or invalid.
-func (f *Fake) AddLink(name, kind string) error {
+// NewOwner returns an empty Fake acting as a Client with Config.Owner owner.
+func NewOwner(owner string) *Fake { return &Fake{owner: owner} }
+
+func (f *Fake) mark() string {
+	if f.owner == "" {
+		return dummy.DefaultOwner
+	}
+	return f.owner
+}
+
+// AddLink makes a link of any kind ("bridge", "veth", "dummy", ...) without
+// an alias, the way another program would, for tests of what the code
+// under test does with links it does not own. It fails if the name is
+// taken or invalid.
+func (f *Fake) AddLink(name, kind string) error { return f.AddLinkAlias(name, kind, "") }
+
+// AddLinkAlias is AddLink with an alias: a dummy link with the owner's
+// mark as alias is the Fake's own, as if an earlier run had made it.
+func (f *Fake) AddLinkAlias(name, kind, alias string) error {
 	if err := dummy.ValidateName(name); err != nil {
 		return err
 	}
@@ -57,7 +76,7 @@ func (f *Fake) AddLink(name, kind string) error {
 	if f.links[name] != nil {
 		return fmt.Errorf("dummytest: link %q exists: %w", name, errExist)
 	}
-	f.add(name, kind)
+	f.add(name, kind, alias)
 	return nil
 }
 
@@ -109,6 +128,9 @@ func (f *Fake) Dump() string {
 	for _, name := range f.order {
 		l := f.links[name]
 		fmt.Fprintf(&b, "link add %s type %s\n", name, l.kind)
+		if l.alias != "" {
+			fmt.Fprintf(&b, "link set %s alias %s\n", name, l.alias)
+		}
 		if l.kind == "dummy" {
 			fmt.Fprintf(&b, "link set %s arp off\n", name)
 		}
@@ -132,13 +154,13 @@ func (f *Fake) Ensure(ctx context.Context, name string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, opErr("ensure", name, netip.Prefix{}, err)
 	}
-	if l := f.links[name]; l != nil {
-		if l.kind != "dummy" {
-			return false, opErr("ensure", name, netip.Prefix{}, &dummy.LinkTypeError{Name: name, Type: l.kind})
+	if f.links[name] != nil {
+		if _, err := f.lookup(ctx, name); err != nil {
+			return false, opErr("ensure", name, netip.Prefix{}, err)
 		}
 		return false, nil
 	}
-	f.add(name, "dummy")
+	f.add(name, "dummy", f.mark())
 	return true, nil
 }
 
@@ -288,15 +310,15 @@ func (f *Fake) Delete(ctx context.Context, name string) error {
 	return nil
 }
 
-func (f *Fake) add(name, kind string) {
+func (f *Fake) add(name, kind, alias string) {
 	if f.links == nil {
 		f.links = map[string]*link{}
 	}
-	f.links[name] = &link{kind: kind, addrs: map[netip.Prefix]bool{}}
+	f.links[name] = &link{kind: kind, alias: alias, addrs: map[netip.Prefix]bool{}}
 	f.order = append(f.order, name)
 }
 
-// lookup is the Client's: ctx first, then existence, then kind.
+// lookup is the Client's: ctx first, then existence, then kind, then mark.
 func (f *Fake) lookup(ctx context.Context, name string) (*link, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -307,6 +329,8 @@ func (f *Fake) lookup(ctx context.Context, name string) (*link, error) {
 		return nil, errNoLink
 	case l.kind != "dummy":
 		return nil, &dummy.LinkTypeError{Name: name, Type: l.kind}
+	case l.alias != f.mark():
+		return nil, &dummy.ForeignError{Name: name, Alias: l.alias, Owner: f.mark()}
 	}
 	return l, nil
 }

@@ -18,6 +18,11 @@ func TestFakeMeetsTheContract(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
+			ForeignDummy: func(t *testing.T, name, alias string) {
+				if err := f.AddLinkAlias(name, "dummy", alias); err != nil {
+					t.Fatal(err)
+				}
+			},
 			AddAddr: func(t *testing.T, name string, p netip.Prefix) {
 				if err := f.AddAddr(name, p); err != nil {
 					t.Fatal(err)

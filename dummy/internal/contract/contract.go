@@ -32,6 +32,9 @@ type World struct {
 	Links Links
 	// Foreign makes a link called name that is a bridge, not a dummy.
 	Foreign func(t *testing.T, name string)
+	// ForeignDummy makes a dummy link called name with alias (none if
+	// empty), as another program would.
+	ForeignDummy func(t *testing.T, name, alias string)
 	// AddAddr adds p to link name behind the implementation's back.
 	AddAddr func(t *testing.T, name string, p netip.Prefix)
 	// Oracle reads link name's addresses independently of Links (with
@@ -62,6 +65,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) World) {
 		{"SyncReplacesANonHostPrefix", syncNonHost},
 		{"SyncValidatesEverythingFirst", syncValidates},
 		{"ForeignLinkIsNeverTakenOver", foreign},
+		{"UnmarkedDummyLinkIsNeverTakenOver", unmarked},
 		{"MissingLinkIsNotExist", missing},
 		{"DeleteRemovesLinkAndAddrs", deleteLink},
 		{"CanceledContextChangesNothing", canceled},
@@ -221,6 +225,55 @@ func foreign(t *testing.T, w World) {
 	}
 	want(t, w, br, []netip.Prefix{theirs})
 	want(t, w, link, nil)
+}
+
+// unmarked: a dummy link of the asked-for name without the Client's mark
+// (no alias, or another program's) is refused by every method with a
+// *ForeignError, and it and its addresses stay; the Client's own link
+// beside it works.
+func unmarked(t *testing.T, w World) {
+	ctx := context.Background()
+	for _, alias := range []string{"", "docker-vips"} {
+		name := "vip-none"
+		if alias != "" {
+			name = "vip-other"
+		}
+		w.ForeignDummy(t, name, alias)
+		theirs := []netip.Prefix{netip.MustParsePrefix("198.18.7.1/32"), netip.MustParsePrefix("198.18.8.0/24"), netip.MustParsePrefix("2001:db8:7::1/128")}
+		for _, p := range theirs {
+			w.AddAddr(t, name, p)
+		}
+		isForeign := func(op string, err error) {
+			t.Helper()
+			var fe *dummy.ForeignError
+			if !errors.As(err, &fe) || fe.Name != name || fe.Alias != alias || !errors.Is(err, fs.ErrExist) {
+				t.Errorf("%s on %s (alias %q): %v; want a *ForeignError matching fs.ErrExist", op, name, alias, err)
+			}
+		}
+		created, err := w.Links.Ensure(ctx, name)
+		isForeign("Ensure", err)
+		if created {
+			t.Errorf("Ensure on %s reports it created the link", name)
+		}
+		_, err = w.Links.Addrs(ctx, name)
+		isForeign("Addrs", err)
+		isForeign("Bind", w.Links.Bind(ctx, name, a))
+		isForeign("Unbind", w.Links.Unbind(ctx, name, theirs[0].Addr()))
+		res, err := w.Links.Sync(ctx, name, []netip.Addr{a})
+		isForeign("Sync", err)
+		if res.Changed() {
+			t.Errorf("Sync on %s reports changes: %+v", name, res)
+		}
+		isForeign("Update", w.Links.Update(ctx, name, []netip.Addr{b}, []netip.Addr{theirs[0].Addr()}))
+		isForeign("Delete", w.Links.Delete(ctx, name))
+		slices.SortFunc(theirs, func(x, y netip.Prefix) int { return x.Addr().Compare(y.Addr()) })
+		want(t, w, name, theirs)
+	}
+	mustEnsure(t, w)
+	if _, err := w.Links.Sync(ctx, link, []netip.Addr{a}); err != nil {
+		t.Fatal(err)
+	}
+	want(t, w, link, []netip.Prefix{host(a)})
 }
 
 func missing(t *testing.T, w World) {
