@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sync"
@@ -150,42 +151,45 @@ func (c *client) ensureLocked(ctx context.Context, name string) (bool, error) {
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return false, err // there already, or a foreign link, or a failure
 	}
-	// The mark goes with the request that creates the link, so no link
-	// of ours is ever without it.
-	err = c.h.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: name, Alias: c.owner}})
+	// The kernel ignores an alias in the request that creates a link, so
+	// the link is made under a temporary name, marked and set NOARP, then
+	// renamed: no link of the asked-for name is ever without the mark
+	// (a run cut short leaves at most a marked link of a temporary name).
+	tmp := fmt.Sprintf("ipvskit-%07x", rand.Uint32()&0xfffffff)
+	err = c.h.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: tmp, Alias: c.owner}})
 	switch {
-	case errors.Is(err, unix.EEXIST):
-		// Made by someone else since the lookup: accept it if it is ours
-		// to accept.
-		_, err = c.lookup(name)
-		return false, err
 	case errors.Is(err, unix.EOPNOTSUPP):
 		return false, fmt.Errorf("the kernel has no dummy link type (module dummy): %w (%w)", ErrNotSupported, err)
 	case err != nil:
 		return false, err
 	}
-	l, err := c.lookupAny(name)
+	l, err := c.lookupAny(tmp)
 	if err != nil {
 		return false, err
 	}
-	// A new link is down; turn ARP off as well (and mark it, if the
-	// kernel ignored the alias on creation). If that fails, remove the
-	// link again so that a retry starts from scratch rather than meeting
-	// a half-made link.
+	// A new link is down; mark it, turn ARP off, give it its name. If
+	// that fails, remove it again so that a retry starts from scratch.
 	fix := func() error {
-		if l.Attrs().Alias != c.owner {
-			if err := c.h.LinkSetAlias(l, c.owner); err != nil {
-				return fmt.Errorf("setting the alias: %w", err)
-			}
+		if err := c.h.LinkSetAlias(l, c.owner); err != nil {
+			return fmt.Errorf("setting the alias: %w", err)
 		}
 		if err := c.h.LinkSetARPOff(l); err != nil {
 			return fmt.Errorf("setting NOARP: %w", err)
+		}
+		if err := c.h.LinkSetName(l, name); err != nil {
+			return fmt.Errorf("naming the new link: %w", err)
 		}
 		return nil
 	}
 	if err := fix(); err != nil {
 		if derr := c.h.LinkDel(l); derr != nil {
-			return false, fmt.Errorf("%w (and deleting the new link again: %w)", err, derr)
+			return false, fmt.Errorf("%w (and deleting the new link %s again: %w)", err, tmp, derr)
+		}
+		if errors.Is(err, unix.EEXIST) {
+			// Someone made a link of the name meanwhile: accept it if
+			// it is ours to accept.
+			_, err = c.lookup(name)
+			return false, err
 		}
 		return false, err
 	}

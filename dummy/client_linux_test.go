@@ -76,7 +76,9 @@ func world(t *testing.T, ns *testutil.NetNS) contract.World {
 				ns.Exec(t, "ip", "link", "add", name, "type", "dummy")
 				return
 			}
-			ns.Exec(t, "ip", "link", "add", name, "alias", alias, "type", "dummy")
+			// The kernel ignores an alias given with "add".
+			ns.Exec(t, "ip", "link", "add", name, "type", "dummy")
+			ns.Exec(t, "ip", "link", "set", name, "alias", alias)
 		},
 		AddAddr: func(t *testing.T, name string, p netip.Prefix) {
 			ns.Exec(t, "ip", "addr", "add", p.String(), "dev", name)
@@ -355,5 +357,47 @@ func TestIntegrationVIPIsAnsweredLocally(t *testing.T) {
 				t.Fatal("the test changed the links of the machine's own namespace")
 			}
 		})
+	}
+}
+
+// Ensure makes the link marked (its alias), down and NOARP, under its own
+// name, leaving no temporary link behind; a Client with another mark
+// (another program embedding ipvskit) refuses it and changes nothing, and
+// makes its own link beside it.
+func TestIntegrationEnsureMarksTheLink(t *testing.T) {
+	ns := testutil.NewNetNS(t)
+	testutil.RequireDummy(t, ns)
+	ctx := context.Background()
+	c := newClient(t, ns)
+	if created, err := c.Ensure(ctx, "vip0"); err != nil || !created {
+		t.Fatalf("Ensure: %v, %v", created, err)
+	}
+	out := ns.Exec(t, "ip", "-d", "link", "show")
+	if !strings.Contains(out, "vip0: <BROADCAST,NOARP>") || !strings.Contains(out, "alias "+dummy.DefaultOwner) {
+		t.Errorf("ip -d link show after Ensure:\n%s", out)
+	}
+	if strings.Contains(out, "ipvskit-") {
+		t.Errorf("a temporary link is left:\n%s", out)
+	}
+	other, err := dummy.New(&dummy.Config{NetNS: ns.Handle(), Owner: "ipvskit:other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var fe *dummy.ForeignError
+	if _, err := other.Ensure(ctx, "vip0"); !errors.As(err, &fe) || fe.Alias != dummy.DefaultOwner {
+		t.Fatalf("Ensure by another owner: %v, want a *ForeignError", err)
+	}
+	if err := other.Delete(ctx, "vip0"); !errors.As(err, &fe) {
+		t.Fatalf("Delete by another owner: %v, want a *ForeignError", err)
+	}
+	if created, err := other.Ensure(ctx, "vip1"); err != nil || !created {
+		t.Fatalf("the other owner's Ensure of its own link: %v, %v", created, err)
+	}
+	if err := c.Delete(ctx, "vip0"); err != nil {
+		t.Fatal(err)
+	}
+	if out := ns.Exec(t, "ip", "-d", "link", "show", "vip1"); !strings.Contains(out, "alias ipvskit:other") {
+		t.Errorf("the other owner's link after our Delete:\n%s", out)
 	}
 }
