@@ -62,7 +62,9 @@
 // and ipsets start with the instance upper-cased (IPVSKIT-SERVICES,
 // IPVSKIT-CLUSTER-IP, IPVSKIT-6-CLUSTER-IP for IPv6), or are kube-proxy's
 // own (KUBE-*) with KubeProxyNames; the nftables back end's table is named
-// after the instance. Ownership is proven by a mark, never by a name: every
+// after the instance (table kube-proxy with KubeProxyNames) and every set in
+// it carries the comment "ipvskit:<instance>": a table of our name without
+// such a set is not ours. Ownership is proven by a mark, never by a name: every
 // owned chain starts with a marker rule `-m comment --comment
 // "ipvskit:<instance>"`, every jump rule from a built-in chain carries that
 // comment, and an owner chain in filter (IPVSKIT-OWNER; KUBE-IPVSKIT-OWNER),
@@ -81,7 +83,10 @@
 // carry none: they are left alone, and reported as a ForeignError if they
 // hold our names; remove them by hand or with that version's Cleanup. The
 // first full sync of each back end removes the other back end's objects of
-// the same instance, only once its own are in place.
+// the same instance, only those with the mark and only once its own are in
+// place; until then its Owned also returns the other's ledger (the
+// VirtualServers and IPVSIPs sets), so a proxier that switches back ends
+// keeps owning what it made.
 //
 // # Drift
 //
