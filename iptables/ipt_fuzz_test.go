@@ -151,6 +151,9 @@ func (t *restoreTester) test(bin, text string) error {
 	return err
 }
 
+// flavors are both iptables flavors, for tests that run each.
+var flavors = []Flavor{FlavorLegacy, FlavorNFT}
+
 // A Ruleset built from any input either fails Validate or renders text
 // that iptables-restore of both flavors accepts.
 func FuzzRenderIPTables(f *testing.F) {

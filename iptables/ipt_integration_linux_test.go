@@ -13,8 +13,6 @@ import (
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
 
-var flavors = []Flavor{FlavorLegacy, FlavorNFT}
-
 func newIPT(t *testing.T, ns *testutil.NetNS, f Family, fl Flavor) *IPTables {
 	t.Helper()
 	b, err := NewIPTables(&IPTablesConfig{NetNS: ns.Handle(), Family: f, Flavor: fl})
