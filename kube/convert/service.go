@@ -33,9 +33,8 @@ func (p *portService) hasFrontend() bool {
 // build is the proxier.Service, its endpoints sorted by address and port.
 func (p *portService) build() proxier.Service {
 	s := p.svc
-	s.Endpoints = make([]proxier.Endpoint, len(p.eps))
-	for i, e := range p.eps {
-		s.Endpoints[i] = e.Endpoint
+	for _, e := range p.eps {
+		s.Endpoints = append(s.Endpoints, e.Endpoint)
 	}
 	return s
 }
