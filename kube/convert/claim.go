@@ -39,7 +39,7 @@ func (c *converter) claim(ports []*portService, node proxier.Node) {
 			}
 		}
 		keep := func(what string, addrs []netip.Addr) []netip.Addr {
-			return slices.DeleteFunc(addrs, func(a netip.Addr) bool {
+			kept := slices.DeleteFunc(addrs, func(a netip.Addr) bool {
 				k := frontKey{addr: a, port: pt.Port, proto: pt.Protocol}
 				first, dup := vips[k]
 				switch {
@@ -55,6 +55,10 @@ func (c *converter) claim(ports []*portService, node proxier.Node) {
 				}
 				return true
 			})
+			if len(kept) == 0 {
+				return nil // as the Service would have had none
+			}
+			return kept
 		}
 		p.svc.ClusterIPs = keep("cluster IP", p.svc.ClusterIPs)
 		p.svc.ExternalIPs = keep("external IP", p.svc.ExternalIPs)
