@@ -46,7 +46,7 @@ type Input struct {
 type Skipped struct {
 	// Service is "namespace/name", or the ID of a port's proxier.Service
 	// ("namespace/name:port"); empty for an EndpointSlice that names no
-	// Service.
+	// Service and for the Node's own facts.
 	Service string
 	Reason  string
 }
