@@ -87,7 +87,9 @@ func compute(s *State, c *Config) *desired {
 			}
 			if pt.NodePort != 0 {
 				for _, a := range nodeIPs {
-					add(a, pt.NodePort, NodePort, svc.ExternalTrafficPolicy, false)
+					if servesFamily(&svc, familyOf(a)) {
+						add(a, pt.NodePort, NodePort, svc.ExternalTrafficPolicy, false)
+					}
 				}
 			}
 		}
@@ -178,6 +180,17 @@ func endpointPort(e *Endpoint, pt Port) int {
 		return pt.TargetPort
 	}
 	return pt.Port
+}
+
+// servesFamily says whether svc's node ports and health-check port are
+// served in family f: in the families of its cluster IPs (a single-stack
+// Service has endpoints only in its own family, as in Kubernetes), or in
+// every family when it has no cluster IP.
+func servesFamily(svc *Service, f Family) bool {
+	if len(svc.ClusterIPs) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(svc.ClusterIPs, func(a netip.Addr) bool { return familyOf(a) == f })
 }
 
 // nodePortAddrs are the node addresses NodePort virtual servers listen on:

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
 
@@ -135,6 +136,39 @@ func TestNodePortAddrsFollowCIDRsAndFamilies(t *testing.T) {
 	got = nodePortAddrs(n, map[Family]bool{IPv4: true, IPv6: true})
 	if w := []netip.Addr{a("198.18.0.11"), a("198.18.0.12"), a("198.18.9.1"), a("2001:db8::10")}; !slices.Equal(got, w) {
 		t.Errorf("got %v, want %v", got, w)
+	}
+}
+
+// A single-stack Service's node port and health-check port are served only
+// in its family (kube-proxy's proxier of the other family never sees it); a
+// Service without cluster IPs serves them in every family.
+func TestNodePortsFollowTheServicesFamilies(t *testing.T) {
+	s := State{
+		Node: Node{Addresses: []netip.Addr{a("198.18.0.10"), a("2001:db8::10")}},
+		Services: map[string]Service{
+			"v4": {ClusterIPs: []netip.Addr{a("198.18.100.1")}, Ports: []Port{{Name: "p", Protocol: TCP, Port: 80, NodePort: 30080}},
+				ExternalTrafficPolicy: Local, HealthCheckNodePort: 30500},
+			"v6":   {ClusterIPs: []netip.Addr{a("2001:db8:100::1")}, Ports: []Port{{Name: "p", Protocol: SCTP, Port: 80, NodePort: 30081}}},
+			"none": {Ports: []Port{{Name: "p", Protocol: UDP, Port: 80, NodePort: 30082}}},
+		},
+	}
+	d := compute(&s, dualStack)
+	for k, want := range map[ipvs.ServiceKey]bool{
+		key(ipvs.TCP, "198.18.0.10", 30080): true, key(ipvs.TCP, "2001:db8::10", 30080): false,
+		key(ipvs.SCTP, "198.18.0.10", 30081): false, key(ipvs.SCTP, "2001:db8::10", 30081): true,
+		key(ipvs.UDP, "198.18.0.10", 30082): true, key(ipvs.UDP, "2001:db8::10", 30082): true,
+	} {
+		if _, got := d.servers[k]; got != want {
+			t.Errorf("%v: virtual server made %v, want %v", k, got, want)
+		}
+	}
+	v4, v6 := d.rules[IPv4], d.rules[IPv6]
+	if v4.Len(iptables.HealthCheckNodePort) != 1 || v6.Len(iptables.HealthCheckNodePort) != 0 {
+		t.Errorf("health-check port entries: IPv4 %d, IPv6 %d; want 1, 0", v4.Len(iptables.HealthCheckNodePort), v6.Len(iptables.HealthCheckNodePort))
+	}
+	if v4.Len(iptables.NodePortTCP) != 1 || v6.Len(iptables.NodePortTCP) != 0 || v4.Len(iptables.NodePortSCTP) != 0 || v6.Len(iptables.NodePortSCTP) != 1 {
+		t.Errorf("node-port entries: TCP %d/%d, SCTP %d/%d; want 1/0, 0/1",
+			v4.Len(iptables.NodePortTCP), v6.Len(iptables.NodePortTCP), v4.Len(iptables.NodePortSCTP), v6.Len(iptables.NodePortSCTP))
 	}
 }
 

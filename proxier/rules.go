@@ -120,7 +120,7 @@ func rulesets(s *State, c *Config, vips map[netip.Addr]bool, servers map[ipvs.Se
 		}
 		if hc := svc.HealthCheckNodePort; hc != 0 {
 			for f, r := range out {
-				if hasFamily(nodeIPs, f) {
+				if hasFamily(nodeIPs, f) && servesFamily(&svc, f) {
 					r.Add(iptables.HealthCheckNodePort, iptables.Port(uint16(hc)))
 				}
 			}
@@ -172,7 +172,7 @@ func loadBalancer(r *iptables.Ruleset, svc *Service, a netip.Addr, proto iptable
 func nodePort(out map[Family]*iptables.Ruleset, svc *Service, p Protocol, port uint16, nodeIPs []netip.Addr) {
 	local := svc.ExternalTrafficPolicy == Local
 	for f, r := range out {
-		if !hasFamily(nodeIPs, f) {
+		if !hasFamily(nodeIPs, f) || !servesFamily(svc, f) {
 			continue // kube-proxy fills node-port sets only when there are node IPs
 		}
 		switch p {

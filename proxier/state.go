@@ -61,7 +61,8 @@ type Service struct {
 	Scheduler      string
 	SchedulerFlags ipvs.SchedFlags
 	// HealthCheckNodePort is the node port of the service's health check
-	// (external traffic policy Local); 0 means none. The proxier lets its
+	// (external traffic policy Local), in the same families as NodePort; 0
+	// means none. The proxier lets its
 	// traffic in (kube-proxy's KUBE-HEALTH-CHECK-NODE-PORT entry, which
 	// matters where the node's input policy drops) and reserves the port
 	// against node ports; answering it, with how many local endpoints are
@@ -82,7 +83,9 @@ type Port struct {
 	// for this port; 0 means the same as Port.
 	TargetPort int
 	// NodePort, if not 0, serves this port on the node's addresses too
-	// (1-65535).
+	// (1-65535): those of the families of the service's ClusterIPs (all
+	// families when it has none), as kube-proxy serves a single-stack
+	// Service's node port only in its family.
 	NodePort int
 }
 
