@@ -122,6 +122,25 @@ func (ns *NetNS) TryExec(tb testing.TB, stdin []byte, name string, args ...strin
 	return stdout.String(), nil
 }
 
+// Start starts cmd inside ns (it forks from a thread that has entered ns)
+// and kills it, if it is still running, when tb ends. The caller waits for
+// it as usual.
+func (ns *NetNS) Start(tb testing.TB, cmd *exec.Cmd) {
+	tb.Helper()
+	RequireTool(tb, cmd.Path)
+	var err error
+	ns.Do(tb, func() { err = cmd.Start() })
+	if err != nil {
+		tb.Fatalf("starting %s in the test netns: %v", cmd.Path, err)
+	}
+	tb.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+}
+
 // onNewThread runs f on a goroutine locked to a fresh OS thread and waits for
 // it. The goroutine exits still locked, so the runtime terminates the thread
 // instead of reusing it with whatever namespace f left it in.

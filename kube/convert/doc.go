@@ -84,12 +84,13 @@
 //
 // # Known differences from kube-proxy
 //
-//   - kube-proxy's IPVS mode gives a Local-policy VIP the cluster endpoints
-//     when the node has none (kubernetes#97081); ipvskit's proxier gives it no
-//     destinations. Convert passes the policy through unchanged.
-//   - A node port is served on the node's addresses of every family in
-//     Node.Families, also for a single-stack Service (kube-proxy serves it in
-//     the Service's families only); in another family it has no endpoints.
+// The conformance test (package conformance) measures them against
+// kube-proxy's real proxier; docs/kube-proxy-differences.md lists each with
+// its reason.
+//
+//   - kube-proxy's IPVS mode gives an external-policy-Local VIP the cluster
+//     endpoints when the node has none (kubernetes#97081); ipvskit's proxier
+//     gives it no destinations. Convert passes the policy through unchanged.
 //   - The load-balancer source-range rule admits the node's own traffic when a
 //     range holds any of Node.Addresses; kube-proxy tests its primary node IP.
 //   - Node.NodePortCIDRs are per family in kube-proxy: a family with no CIDR

@@ -1,0 +1,212 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/ipvskit/ipvskit/dummy"
+	"github.com/ipvskit/ipvskit/internal/names"
+	"github.com/ipvskit/ipvskit/internal/testutil"
+	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/kube/convert"
+	"github.com/ipvskit/ipvskit/proxier"
+	"github.com/ipvskit/ipvskit/sysctl"
+)
+
+// EnvOracle names the kube-proxy oracle binary (scripts/kube-proxy-oracle
+// prints it; make test sets it).
+const EnvOracle = "IPVSKIT_KUBE_PROXY_ORACLE"
+
+// syncTimeout bounds one sync by either side; kube-proxy runs ipset and
+// iptables once per set entry and chain, which costs seconds each in the
+// emulated VM.
+const syncTimeout = 15 * time.Minute
+
+// node is one side of the comparison: it makes its node namespace match a
+// step's objects.
+type node interface {
+	apply(t *testing.T, s step)
+}
+
+// kubeProxy is kube-proxy's IPVS proxier, run by the oracle in the rig's
+// node namespace and fed through its state file.
+type kubeProxy struct {
+	file  string
+	lines *bufio.Scanner
+	syncs int
+}
+
+func newKubeProxy(t *testing.T, r *rig, first step) *kubeProxy {
+	t.Helper()
+	bin := os.Getenv(EnvOracle)
+	if bin == "" {
+		testutil.Missing(t, "kube-proxy's IPVS proxier ("+EnvOracle+", from scripts/kube-proxy-oracle)", "unset")
+	}
+	k := &kubeProxy{file: filepath.Join(t.TempDir(), "objects.yaml")}
+	k.write(t, first)
+	cmd := exec.Command(bin, "-state", k.file, "-node", nodeName,
+		"-node-ip", nodeAddr+","+nodeAddr6, "-nodeport-addresses", nodePortCIDRs[0]+","+nodePortCIDRs[1])
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmd.StdinPipe(); err != nil { // its end of input would stop it
+		t.Fatal(err)
+	}
+	r.node.Start(t, cmd)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kube-proxy's log:\n%s", tail(stderr.String(), 4000))
+		}
+	})
+	k.lines = bufio.NewScanner(out)
+	k.wait(t)
+	return k
+}
+
+func (k *kubeProxy) apply(t *testing.T, s step) {
+	t.Helper()
+	k.write(t, s)
+	k.wait(t)
+}
+
+// write replaces the state file in one rename, which the oracle sees.
+func (k *kubeProxy) write(t *testing.T, s step) {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, o := range s.objects() {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(b)
+	}
+	tmp := k.file + ".new"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, k.file); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wait reads the oracle's next sync report.
+func (k *kubeProxy) wait(t *testing.T) {
+	t.Helper()
+	done := make(chan bool, 1)
+	go func() { done <- k.lines.Scan() }()
+	select {
+	case ok := <-done:
+		if !ok {
+			t.Fatalf("kube-proxy oracle ended: %v", k.lines.Err())
+		}
+	case <-time.After(syncTimeout):
+		t.Fatalf("kube-proxy did not finish sync %d in %v", k.syncs+1, syncTimeout)
+	}
+	var rep struct{ Sync int }
+	if err := json.Unmarshal(k.lines.Bytes(), &rep); err != nil || rep.Sync != k.syncs+1 {
+		t.Fatalf("kube-proxy oracle wrote %q, want sync %d", k.lines.Text(), k.syncs+1)
+	}
+	k.syncs++
+}
+
+// nodePortCIDRs limit node ports to the client-facing addresses, on both
+// sides.
+var nodePortCIDRs = []string{nodeAddr + "/24", nodeAddr6 + "/64"}
+
+// ipvskit is a Proxier with kube-proxy's names, fed by the converter.
+type ipvskit struct {
+	p *proxier.Proxier
+}
+
+func newIPVSKit(t *testing.T, r *rig, backend proxier.Backend) *ipvskit {
+	t.Helper()
+	cfg := &proxier.Config{KubeProxyNames: true, Backend: backend, Families: []proxier.Family{proxier.IPv4, proxier.IPv6}}
+	h := r.node.Handle()
+	ic, err := ipvs.New(&ipvs.Config{NetNS: h})
+	must(t, err)
+	t.Cleanup(func() { ic.Close() })
+	link, err := dummy.New(&dummy.Config{NetNS: h, Owner: names.Mark(names.DefaultInstance)})
+	must(t, err)
+	t.Cleanup(func() { link.Close() })
+	sys, err := sysctl.New(&sysctl.Config{NetNS: h})
+	must(t, err)
+	t.Cleanup(func() { sys.Close() })
+	deps := proxier.Deps{IPVS: ic, Link: link, Sysctls: sys, Rules: map[proxier.Family]proxier.Rules{}}
+	for _, f := range cfg.Families {
+		fam := iptables.IPv4
+		if f == proxier.IPv6 {
+			fam = iptables.IPv6
+		}
+		var rules proxier.Rules
+		if backend == proxier.IPTables {
+			// kube-proxy runs "iptables", which is iptables-nft on Debian.
+			rules, err = iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: fam, Flavor: iptables.FlavorNFT, KubeProxyNames: true})
+		} else {
+			rules, err = iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: h, Family: fam, KubeProxyNames: true})
+		}
+		must(t, err)
+		t.Cleanup(func() { rules.(interface{ Close() error }).Close() })
+		deps.Rules[f] = rules
+	}
+	p, err := proxier.New(cfg, deps)
+	must(t, err)
+	return &ipvskit{p: p}
+}
+
+func (k *ipvskit) apply(t *testing.T, s step) {
+	t.Helper()
+	st, skipped := convert.Convert(convert.Input{Services: s.services, Slices: s.slices, Node: convert.Node{
+		Name:          nodeName,
+		Addresses:     []netip.Addr{netip.MustParseAddr(nodeAddr), netip.MustParseAddr(nodeAddr6)},
+		NodePortCIDRs: []netip.Prefix{netip.MustParsePrefix(nodePortCIDRs[0]).Masked(), netip.MustParsePrefix(nodePortCIDRs[1]).Masked()},
+		Families:      []proxier.Family{proxier.IPv4, proxier.IPv6},
+	}})
+	for _, sk := range skipped {
+		t.Logf("converter skipped %s: %s", sk.Service, sk.Reason)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	defer cancel()
+	if _, err := k.p.Sync(ctx, &st); err != nil {
+		t.Fatalf("ipvskit Sync: %v", err)
+	}
+}
+
+func (s step) objects() []any {
+	var out []any
+	for _, o := range s.services {
+		out = append(out, o)
+	}
+	for _, o := range s.slices {
+		out = append(out, o)
+	}
+	return out
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,222 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/ipvskit/ipvskit/internal/testutil"
+)
+
+// The rig around each node (the same for kube-proxy's node and ipvskit's):
+//
+//	client     198.18.0.2, 198.18.0.3, 2001:db8::2  --  node 198.18.0.1, 2001:db8::1
+//	backend-b  198.18.1b.2, 2001:db8:1b::2          --  node 198.18.1b.1, 2001:db8:1b::1   (b = 1..4)
+//
+// The node's IPs (kube-proxy's --node-ip, the converter's Node.Addresses)
+// are the client side's. Every backend serves TCP 8080 and 8081 and UDP
+// 5353 and 5354 on both families and answers with its name and the peer
+// address it saw.
+const (
+	clientAddr    = "198.18.0.2"
+	clientAltAddr = "198.18.0.3" // outside every source range of the corpus
+	clientAddr6   = "2001:db8::2"
+	nodeAddr      = "198.18.0.1"
+	nodeAddr6     = "2001:db8::1"
+	backends      = 4
+)
+
+var (
+	tcpPorts = []int{8080, 8081}
+	udpPorts = []int{5353, 5354}
+)
+
+// rig is one node namespace with its client and backends.
+type rig struct {
+	node, client *testutil.NetNS
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	r := &rig{node: testutil.NewNetNS(t), client: testutil.NewNetNS(t)}
+	testutil.RequireIPVS(t, r.node)
+	testutil.RequireDummy(t, r.node)
+	// A dual-stack node forwards IPv6 (its CNI or kubelet set-up sees to
+	// it); kube-proxy leaves that to the node, ipvskit sets it itself.
+	var err error
+	r.node.Do(t, func() { err = os.WriteFile("/proc/sys/net/ipv6/conf/all/forwarding", []byte("1"), 0) })
+	if err != nil {
+		t.Fatalf("IPv6 forwarding on the node: %v", err)
+	}
+	link(t, r.node, "to-client", r.client, []string{nodeAddr + "/24", nodeAddr6 + "/64"},
+		[]string{clientAddr + "/24", clientAltAddr + "/24", clientAddr6 + "/64"}, nodeAddr, nodeAddr6)
+	for b := 1; b <= backends; b++ {
+		ns := testutil.NewNetNS(t)
+		link(t, r.node, fmt.Sprintf("to-b%d", b), ns,
+			[]string{fmt.Sprintf("198.18.%d.1/24", 10+b), fmt.Sprintf("2001:db8:%d::1/64", 10+b)},
+			[]string{backendAddr(b, false) + "/24", backendAddr(b, true) + "/64"},
+			fmt.Sprintf("198.18.%d.1", 10+b), fmt.Sprintf("2001:db8:%d::1", 10+b))
+		serve(t, ns, fmt.Sprintf("b%d", b))
+	}
+	return r
+}
+
+// link makes a veth pair from the node (nodeSide addresses) to ns (far
+// addresses, default routes via gw4 and gw6), over netlink: in the
+// emulated VM each exec of ip(8) costs seconds.
+func link(t *testing.T, node *testutil.NetNS, name string, ns *testutil.NetNS, nodeSide, far []string, gw4, gw6 string) {
+	t.Helper()
+	var err error
+	node.Do(t, func() {
+		err = netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name},
+			PeerName: "eth0", PeerNamespace: netlink.NsFd(int(ns.Handle()))})
+		if err == nil {
+			err = up(name, nodeSide)
+		}
+	})
+	if err == nil {
+		ns.Do(t, func() {
+			if err = up("eth0", far); err != nil {
+				return
+			}
+			l, _ := netlink.LinkByName("eth0")
+			for _, gw := range []string{gw4, gw6} {
+				if err = netlink.RouteAdd(&netlink.Route{LinkIndex: l.Attrs().Index, Gw: net.ParseIP(gw)}); err != nil {
+					return
+				}
+			}
+		})
+	}
+	if err != nil {
+		t.Fatalf("linking %s: %v", name, err)
+	}
+}
+
+func up(name string, addrs []string) error {
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		p := netip.MustParsePrefix(a)
+		ipn := &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+		if err := netlink.AddrAdd(l, &netlink.Addr{IPNet: ipn, Flags: unix.IFA_F_NODAD}); err != nil {
+			return fmt.Errorf("%s %s: %w", name, a, err)
+		}
+	}
+	return netlink.LinkSetUp(l)
+}
+
+// serve answers every TCP connection and UDP datagram on the backend's
+// ports with "name peer".
+func serve(t *testing.T, ns *testutil.NetNS, name string) {
+	t.Helper()
+	var (
+		tcp []net.Listener
+		udp []net.PacketConn
+		err error
+	)
+	ns.Do(t, func() {
+		for _, p := range tcpPorts {
+			var l net.Listener
+			if l, err = net.Listen("tcp", fmt.Sprintf("[::]:%d", p)); err != nil {
+				return
+			}
+			tcp = append(tcp, l)
+		}
+		for _, p := range udpPorts {
+			var c net.PacketConn
+			if c, err = net.ListenPacket("udp", fmt.Sprintf("[::]:%d", p)); err != nil {
+				return
+			}
+			udp = append(udp, c)
+		}
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	for _, l := range tcp {
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				peer := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
+				fmt.Fprintf(c, "%s %s\n", name, peer)
+				c.Close()
+			}
+		}()
+	}
+	for _, c := range udp {
+		t.Cleanup(func() { c.Close() })
+		go func() {
+			buf := make([]byte, 64)
+			for {
+				_, from, err := c.ReadFrom(buf)
+				if err != nil {
+					return
+				}
+				peer := from.(*net.UDPAddr).AddrPort().Addr().Unmap()
+				c.WriteTo(fmt.Appendf(nil, "%s %s\n", name, peer), from)
+			}
+		}()
+	}
+}
+
+// exchange makes one request from the client (from src) to dst and returns
+// the answer, or "refused" or "timeout".
+func exchange(network string, src, dst netip.AddrPort, timeout time.Duration) string {
+	d := net.Dialer{Timeout: timeout}
+	if network == "tcp" {
+		d.LocalAddr = net.TCPAddrFromAddrPort(src)
+	} else {
+		d.LocalAddr = net.UDPAddrFromAddrPort(src)
+	}
+	c, err := d.Dial(network, dst.String())
+	if err != nil {
+		return classify(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(timeout))
+	var b []byte
+	if network == "udp" {
+		buf := make([]byte, 128)
+		var n int
+		if _, err = c.Write([]byte("?")); err == nil {
+			n, err = c.Read(buf)
+		}
+		b = buf[:n]
+	} else {
+		b, err = io.ReadAll(io.LimitReader(c, 128))
+	}
+	if len(b) == 0 {
+		return classify(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func classify(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, unix.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, unix.ENETUNREACH), errors.Is(err, unix.EHOSTUNREACH):
+		return "unreachable"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case err == nil:
+		return "empty"
+	}
+	return "error: " + err.Error()
+}
