@@ -16,6 +16,24 @@ const (
 	otherNode = "node-b"
 )
 
+// The rig around each node (the same for kube-proxy's node and ipvskit's):
+//
+//	client     198.18.0.2, 198.18.0.3, 2001:db8::2  --  node 198.18.0.1, 2001:db8::1
+//	backend-b  198.18.1b.2, 2001:db8:1b::2          --  node 198.18.1b.1, 2001:db8:1b::1   (b = 1..4)
+//
+// The node's IPs (kube-proxy's --node-ip, the converter's Node.Addresses)
+// are the client side's. Every backend serves TCP 8080 and 8081 and UDP
+// 5353 and 5354 on both families and answers with its name and the peer
+// address it saw.
+const (
+	clientAddr    = "198.18.0.2"
+	clientAltAddr = "198.18.0.3" // outside every source range of the corpus
+	clientAddr6   = "2001:db8::2"
+	nodeAddr      = "198.18.0.1"
+	nodeAddr6     = "2001:db8::1"
+	backends      = 4
+)
+
 // alloc hands out a case's addresses and ports, all from the documentation
 // and benchmarking ranges: case k owns 198.18.100.k (cluster IP),
 // 198.18.102.k (external IP), 198.18.103.k (load balancer), their IPv6

@@ -17,24 +17,6 @@ import (
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
 
-// The rig around each node (the same for kube-proxy's node and ipvskit's):
-//
-//	client     198.18.0.2, 198.18.0.3, 2001:db8::2  --  node 198.18.0.1, 2001:db8::1
-//	backend-b  198.18.1b.2, 2001:db8:1b::2          --  node 198.18.1b.1, 2001:db8:1b::1   (b = 1..4)
-//
-// The node's IPs (kube-proxy's --node-ip, the converter's Node.Addresses)
-// are the client side's. Every backend serves TCP 8080 and 8081 and UDP
-// 5353 and 5354 on both families and answers with its name and the peer
-// address it saw.
-const (
-	clientAddr    = "198.18.0.2"
-	clientAltAddr = "198.18.0.3" // outside every source range of the corpus
-	clientAddr6   = "2001:db8::2"
-	nodeAddr      = "198.18.0.1"
-	nodeAddr6     = "2001:db8::1"
-	backends      = 4
-)
-
 var (
 	tcpPorts = []int{8080, 8081}
 	udpPorts = []int{5353, 5354}
