@@ -85,6 +85,20 @@ func (c *Client) Ensure(ctx context.Context, name string) (created bool, err err
 	return c.c.ensure(ctx, name)
 }
 
+// Adopt marks an existing dummy link that carries no mark at all (no
+// alias), such as the kube-ipvs0 that kube-proxy leaves behind, as the
+// Client's, changing nothing else: its addresses, flags and state stay. It is
+// the one way a Client takes a link it did not make, and it is for a caller
+// that knows whose the link was (a takeover of a kube-proxy node). A link
+// already marked as the Client's is accepted as it is. A link with another
+// alias (another owner's mark, or a name someone gave it) is a
+// *ForeignError, not a dummy link a *LinkTypeError (both match
+// fs.ErrExist), and no link an error matching fs.ErrNotExist; none of them
+// changes anything.
+func (c *Client) Adopt(ctx context.Context, name string) error {
+	return c.c.adopt(ctx, name)
+}
+
 // Addrs returns every address on the dummy link name, with its prefix
 // length, sorted. The error matches fs.ErrNotExist if there is no such link,
 // and wraps a *LinkTypeError if name is not a dummy link.

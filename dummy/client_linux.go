@@ -196,6 +196,29 @@ func (c *client) ensureLocked(ctx context.Context, name string) (bool, error) {
 	return true, nil
 }
 
+func (c *client) adopt(ctx context.Context, name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := c.begin(ctx)
+	var l netlink.Link
+	if err == nil {
+		l, err = c.lookupAny(name)
+	}
+	if err == nil {
+		switch l.Attrs().Alias {
+		case c.owner:
+		case "":
+			err = c.h.LinkSetAlias(l, c.owner)
+		default:
+			err = &ForeignError{Name: name, Alias: l.Attrs().Alias, Owner: c.owner}
+		}
+	}
+	return wrap(ctx, "adopt", name, netip.Prefix{}, err)
+}
+
 func (c *client) addrs(ctx context.Context, name string) ([]netip.Prefix, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err

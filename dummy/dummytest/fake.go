@@ -13,6 +13,7 @@ package dummytest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/netip"
@@ -162,6 +163,24 @@ func (f *Fake) Ensure(ctx context.Context, name string) (bool, error) {
 	}
 	f.add(name, "dummy", f.mark())
 	return true, nil
+}
+
+// Adopt is dummy.Client.Adopt: an unmarked dummy link takes the Fake's mark.
+func (f *Fake) Adopt(ctx context.Context, name string) error {
+	if err := dummy.ValidateName(name); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, err := f.lookup(ctx, name)
+	var fe *dummy.ForeignError
+	if errors.As(err, &fe) && fe.Alias == "" {
+		f.links[name].alias, err = f.mark(), nil
+	}
+	if err != nil {
+		return opErr("adopt", name, netip.Prefix{}, err)
+	}
+	return nil
 }
 
 // Addrs is dummy.Client.Addrs.

@@ -23,6 +23,7 @@ type Links interface {
 	Sync(ctx context.Context, name string, wanted []netip.Addr) (dummy.SyncResult, error)
 	Update(ctx context.Context, name string, add, remove []netip.Addr) error
 	Delete(ctx context.Context, name string) error
+	Adopt(ctx context.Context, name string) error
 }
 
 // World is one fresh, empty place (a network namespace, a fake) with an
@@ -66,6 +67,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) World) {
 		{"SyncValidatesEverythingFirst", syncValidates},
 		{"ForeignLinkIsNeverTakenOver", foreign},
 		{"UnmarkedDummyLinkIsNeverTakenOver", unmarked},
+		{"AdoptMarksOnlyAnUnmarkedDummyLink", adopt},
 		{"MissingLinkIsNotExist", missing},
 		{"DeleteRemovesLinkAndAddrs", deleteLink},
 		{"CanceledContextChangesNothing", canceled},
@@ -411,5 +413,45 @@ func update(t *testing.T, w World) {
 	var lte *dummy.LinkTypeError
 	if err := w.Links.Update(ctx, "br-foreign", []netip.Addr{c}, nil); !errors.As(err, &lte) {
 		t.Fatalf("Update of a bridge = %v, want a *LinkTypeError", err)
+	}
+}
+
+// adopt: Adopt marks a dummy link without an alias (kube-proxy's kube-ipvs0)
+// and keeps its addresses; then it is the Client's like one it made. A link
+// with another alias, a bridge and a missing link are refused, unchanged.
+func adopt(t *testing.T, w World) {
+	ctx := context.Background()
+	w.ForeignDummy(t, "kube-ipvs0", "")
+	theirs := []netip.Prefix{host(a), host(a6)}
+	for _, p := range theirs {
+		w.AddAddr(t, "kube-ipvs0", p)
+	}
+	if err := w.Links.Adopt(ctx, "kube-ipvs0"); err != nil {
+		t.Fatalf("Adopt of an unmarked dummy link: %v", err)
+	}
+	if err := w.Links.Adopt(ctx, "kube-ipvs0"); err != nil {
+		t.Fatalf("Adopt again: %v", err)
+	}
+	if created, err := w.Links.Ensure(ctx, "kube-ipvs0"); err != nil || created {
+		t.Fatalf("Ensure after Adopt = %v, %v; want false, nil", created, err)
+	}
+	want(t, w, "kube-ipvs0", []netip.Prefix{host(a), host(a6)})
+	if err := w.Links.Bind(ctx, "kube-ipvs0", b); err != nil {
+		t.Fatalf("Bind on the adopted link: %v", err)
+	}
+	w.ForeignDummy(t, "vip-other", "docker-vips")
+	w.AddAddr(t, "vip-other", host(c))
+	var fe *dummy.ForeignError
+	if err := w.Links.Adopt(ctx, "vip-other"); !errors.As(err, &fe) || fe.Alias != "docker-vips" || !errors.Is(err, fs.ErrExist) {
+		t.Errorf("Adopt of another owner's link: %v; want a *ForeignError", err)
+	}
+	want(t, w, "vip-other", []netip.Prefix{host(c)})
+	w.Foreign(t, "br-other")
+	var lt *dummy.LinkTypeError
+	if err := w.Links.Adopt(ctx, "br-other"); !errors.As(err, &lt) {
+		t.Errorf("Adopt of a bridge: %v; want a *LinkTypeError", err)
+	}
+	if err := w.Links.Adopt(ctx, "nothing0"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Adopt of a missing link: %v; want fs.ErrNotExist", err)
 	}
 }
