@@ -74,6 +74,10 @@
 // iptables-save and the ipset headers first; if a chain or ipset they would
 // write or delete exists without the mark (or an ipset of our name is of
 // another type) they return a *ForeignError naming it and change nothing.
+// IPTablesConfig.AdoptKubeProxy (with KubeProxyNames) is the one exception:
+// until its first Apply succeeds, kube-proxy's unmarked chains and ipsets are
+// taken as the back end's, rewritten and marked in place, and kube-proxy's
+// jump rules replaced by marked ones (docs/takeover.md).
 // Cleanup removes only marked jumps and chains, the owner chain last, then
 // the ipsets it referenced (a back end also takes back what it wrote itself
 // since its last Cleanup, if someone flushed a chain's marker away);

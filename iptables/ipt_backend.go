@@ -41,6 +41,10 @@ type iptBackend struct {
 	// mark is gone (someone flushed a chain, a restore failed after a set
 	// was made), so that Repair and Cleanup still take them back.
 	known map[string]bool
+	// adopting, until the first full sync succeeds, takes unmarked objects
+	// of the back end's (kube-proxy's) names as its own
+	// (IPTablesConfig.AdoptKubeProxy).
+	adopting bool
 	// cleanedOther records that the nftables back end's table was removed.
 	cleanedOther bool
 	cleanupOther func(ctx context.Context) error
@@ -178,6 +182,12 @@ func (b *iptBackend) fullSync(ctx context.Context, r *Ruleset) error {
 			return err
 		}
 		b.jumps = true
+	}
+	if b.adopting {
+		if err := b.dropAdoptedJumps(ctx, own); err != nil {
+			return err
+		}
+		b.adopting = false
 	}
 	b.last, b.lastText, b.lastMark = r.Clone(), text, r.mark()
 	if !b.cleanedOther && b.cleanupOther != nil {

@@ -100,7 +100,8 @@ func newIPTBackend(cfg *IPTablesConfig) (*iptBackend, error) {
 		closeNS()
 		return nil, fmt.Errorf("iptables: opening the ipset client: %w", err)
 	}
-	b := &iptBackend{fam: cfg.Family, flavor: fl, names: newIPTNames(cfg.Instance, cfg.KubeProxyNames), sets: sets, run: run, closer: closeNS}
+	b := &iptBackend{fam: cfg.Family, flavor: fl, names: newIPTNames(cfg.Instance, cfg.KubeProxyNames), sets: sets, run: run, closer: closeNS,
+		adopting: cfg.AdoptKubeProxy}
 	b.cleanupOther = func(ctx context.Context) error {
 		return cleanupNFTObjects(ctx, ns, cfg.Family, cfg.Instance, cfg.KubeProxyNames)
 	}

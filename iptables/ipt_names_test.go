@@ -178,6 +178,18 @@ func TestIPTablesOwnershipDecision(t *testing.T) {
 		_, err := decideOwnership(newIPTNames("ipvskit", true), IPv4, map[Flavor]saved{FlavorLegacy: parseSave(kubeProxyIPVSSave)}, nil, nil, true, false)
 		foreignErr(t, err, "chain", "nat KUBE-MARK-MASQ", "first rule -A KUBE-MARK-MASQ -j MARK")
 	})
+	t.Run("kube-proxy's chains, adopting", func(t *testing.T) {
+		b := &iptBackend{fam: IPv4, names: newIPTNames("ipvskit", true), adopting: true}
+		o, err := decideOwnership(b.names, IPv4, map[Flavor]saved{FlavorLegacy: parseSave(kubeProxyIPVSSave)}, nil, b.adoptable([]Flavor{FlavorLegacy}), true, false)
+		if err != nil || !o.chains[FlavorLegacy]["nat KUBE-MARK-MASQ"] || !o.chains[FlavorLegacy]["nat KUBE-SERVICES"] {
+			t.Fatalf("adopting: %v %+v", err, o)
+		}
+		// Not the default instance's names: nothing of kube-proxy's is taken.
+		b.names = defaultNames
+		if o, err := decideOwnership(b.names, IPv4, map[Flavor]saved{FlavorLegacy: parseSave(kubeProxyIPVSSave)}, nil, b.adoptable([]Flavor{FlavorLegacy}), true, false); err != nil || !o.empty() {
+			t.Fatalf("adopting under the instance's own names: %v %+v", err, o)
+		}
+	})
 	t.Run("flushed chain", func(t *testing.T) {
 		s := parseSave(editLines(savedText(r, nil), func(l string) string {
 			if strings.HasPrefix(l, "-A IPVSKIT-SERVICES ") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/ipvskit/ipvskit/ipset"
@@ -166,7 +167,68 @@ func (b *iptBackend) readOwnership(ctx context.Context, fls []Flavor, types, jum
 			return nil, fmt.Errorf("iptables: listing ipsets: %w", err)
 		}
 	}
-	return decideOwnership(b.names, b.fam, saves, heads, b.known, types, jumps)
+	known := b.known
+	if b.adopting {
+		known = b.adoptable(fls)
+	}
+	return decideOwnership(b.names, b.fam, saves, heads, known, types, jumps)
+}
+
+// adoptable is what the back end knows it wrote, with every chain (of
+// flavors fls) and ipset of its names: while adopting, an unmarked object of
+// kube-proxy's names is taken as its own.
+func (b *iptBackend) adoptable(fls []Flavor) map[string]bool {
+	k := map[string]bool{}
+	for key := range b.known {
+		k[key] = true
+	}
+	for _, fl := range fls {
+		for _, table := range []string{"nat", "filter"} {
+			for _, c := range b.names.chains(table) {
+				k[knownChain(fl, table, c)] = true
+			}
+		}
+	}
+	for name := range b.names.ipsets(b.fam) {
+		k[knownSet(name)] = true
+	}
+	return k
+}
+
+// dropAdoptedJumps deletes, after the back end's own jump rules are in
+// place, the unmarked rules of the built-in (and any other) chains that
+// lead into its chains: kube-proxy's jump rules, adopted with the chains.
+// s is iptables-save of the back end's flavor as read before the sync.
+func (b *iptBackend) dropAdoptedJumps(ctx context.Context, own *ownership) error {
+	s := own.saves[b.flavor]
+	var text strings.Builder
+	for _, table := range []string{"nat", "filter"} {
+		var del []string
+		for chain, lines := range s[table].byChainOrEmpty() {
+			if own.chains[b.flavor][table+" "+chain] {
+				continue
+			}
+			for _, l := range lines {
+				if own.chains[b.flavor][table+" "+ruleTarget(l)] && !strings.Contains(l, " --comment "+saveQuote(b.names.mark)+" ") {
+					del = append(del, "-D "+l[len("-A "):])
+				}
+			}
+		}
+		if len(del) == 0 {
+			continue
+		}
+		slices.Sort(del)
+		fmt.Fprintf(&text, "*%s\n%s\nCOMMIT\n", table, strings.Join(del, "\n"))
+	}
+	if text.Len() == 0 {
+		return nil
+	}
+	bin := b.flavor.binary(b.fam, "restore")
+	b.stats.RuleWrites++
+	if _, err := b.run.run(ctx, []byte(text.String()), bin, "-w", "--noflush"); err != nil {
+		return fmt.Errorf("deleting kube-proxy's jump rules: %w", restoreError(bin, b.fam, text.String(), err))
+	}
+	return nil
 }
 
 // owned is IPTables.Owned: the ledger of the back end's flavor, with that of

@@ -69,6 +69,17 @@ type IPTablesConfig struct {
 	// place of the instance's, for taking over a kube-proxy node. The
 	// objects still carry the instance's mark.
 	KubeProxyNames bool
+	// AdoptKubeProxy, with KubeProxyNames, takes over what kube-proxy's IPVS
+	// mode left on the node: until the first Apply succeeds, a chain or
+	// ipset of kube-proxy's name without the mark is the back end's (an
+	// ipset still must be of the type the back end writes). That Apply
+	// rewrites the chains, marked, in one iptables-restore per table and
+	// swaps each ipset's members in atomically, so packets never meet a
+	// half-written state; then, its own jump rules in place, it deletes
+	// kube-proxy's unmarked jump rules into those chains. From then on the
+	// marks decide as usual. Only for a node kube-proxy ran on and no longer
+	// runs on: another program's KUBE-* objects would be taken too.
+	AdoptKubeProxy bool
 }
 
 // IPTables is the iptables back end: the ruleset as kube-proxy's IPVS mode
@@ -102,6 +113,9 @@ func NewIPTables(cfg *IPTablesConfig) (*IPTables, error) {
 	}
 	if c.Flavor > FlavorNFT {
 		return nil, &ValidationError{Field: "IPTablesConfig.Flavor", Value: c.Flavor.String(), Reason: "unknown flavor"}
+	}
+	if c.AdoptKubeProxy && !c.KubeProxyNames {
+		return nil, &ValidationError{Field: "IPTablesConfig.AdoptKubeProxy", Value: "true", Reason: "needs KubeProxyNames: only kube-proxy's objects can be adopted"}
 	}
 	b, err := newIPTBackend(&c)
 	if err != nil {
