@@ -19,13 +19,28 @@ type Config struct {
 	// refused. Build Deps' clients for the same instance: the back ends
 	// with this Instance, the dummy client with Owner "ipvskit:<instance>".
 	Instance string
-	// KubeProxyNames uses kube-proxy's names (link ipvskit0; the back
+	// KubeProxyNames uses kube-proxy's names (link kube-ipvs0; the back
 	// ends' KUBE-* chains and ipsets, or table kube-proxy), an explicit
 	// opt-in for taking over a kube-proxy node. Ownership still goes by the
-	// instance's mark: objects kube-proxy made are never adopted.
+	// instance's mark: objects kube-proxy made are adopted only with
+	// AdoptKubeProxy.
 	KubeProxyNames bool
+	// AdoptKubeProxy, with KubeProxyNames, takes over a node that
+	// kube-proxy's IPVS mode configured and no longer runs on, without a
+	// blip: the first Sync marks kube-proxy's kube-ipvs0 as the link
+	// client's and takes as its own, besides what its ledger holds, the
+	// VIPs bound on it, every virtual server at a key the State wants and
+	// every one on such a VIP or on one in kube-proxy's KUBE-IPVS-IPS set
+	// (which the adopting back end reads as the ledger's VIPs); those it
+	// wants are updated in place
+	// (nothing deleted and made again), the others deleted, as kube-proxy
+	// would. Give the iptables back end AdoptKubeProxy too, so it takes
+	// kube-proxy's chains and ipsets; the link client must have Adopt
+	// (*dummy.Client does). After the first successful Sync the marks decide
+	// as usual. docs/takeover.md walks through a takeover and the way back.
+	AdoptKubeProxy bool
 	// LinkName is the dummy link that holds the VIPs; empty means
-	// "<instance>0" ("ipvskit0"), or "ipvskit0" with KubeProxyNames
+	// "<instance>0" ("ipvskit0"), or "kube-ipvs0" with KubeProxyNames
 	// (which only KubeProxyNames may name). A link of that name that the
 	// Proxier did not create (the dummy client's mark) is never used,
 	// changed or deleted: the first Sync fails instead.

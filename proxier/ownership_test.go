@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
@@ -79,5 +81,69 @@ func TestTheLedgerDecidesWhatARestartOwns(t *testing.T) {
 	}
 	if got := r.rules.last().Members(iptables.VirtualServers); len(got) != 0 {
 		t.Errorf("ledger after the removals: %v", got)
+	}
+}
+
+// A node kube-proxy configured: its virtual server (no ledger of ours), its
+// unmarked kube-ipvs0 with the VIP bound. Without AdoptKubeProxy the first
+// Sync refuses the link and changes nothing; with it, the Sync marks the
+// link and takes the virtual server as it is: nothing added, deleted or
+// bound, and the ledger then holds it.
+func TestAdoptKubeProxyTakesItsObjectsInPlace(t *testing.T) {
+	ctx := context.Background()
+	s := oneService()
+	kube := &Config{KubeProxyNames: true}
+	// "kube-proxy" leaves a virtual server as it would: made by a first
+	// Proxier over a world whose ledger and link are then thrown away.
+	ipv := ipvstest.New()
+	first, err := New(kube, Deps{IPVS: ipv, Link: dummytest.New(), Sysctls: sysctltest.New(""),
+		Rules: map[Family]Rules{IPv4: iptablestest.New(iptables.IPv4)}})
+	must(t, err)
+	_, err = first.Sync(ctx, &s)
+	must(t, err)
+	before := ipv.Dump()
+	link := dummytest.New()
+	must(t, link.AddLinkAlias("kube-ipvs0", "dummy", ""))
+	must(t, link.AddAddr("kube-ipvs0", netip.MustParsePrefix("198.18.100.1/32")))
+	deps := Deps{IPVS: ipv, Link: link, Sysctls: sysctltest.New(""), Rules: map[Family]Rules{IPv4: iptablestest.New(iptables.IPv4)}}
+
+	refusing, err := New(kube, deps)
+	must(t, err)
+	if _, err := refusing.Sync(ctx, &s); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("Sync without AdoptKubeProxy over kube-proxy's link: %v, want a foreign-object error", err)
+	}
+	if got := ipv.Dump(); got != before {
+		t.Fatalf("IPVS changed by the refused Sync:\n%s", got)
+	}
+
+	adopting, err := New(&Config{KubeProxyNames: true, AdoptKubeProxy: true}, deps)
+	must(t, err)
+	res, err := adopting.Sync(ctx, &s)
+	must(t, err)
+	if res.Plan.IPVSAdd.Len()+res.Plan.IPVSDelete.Len()+len(res.Plan.Bind)+len(res.Plan.Unbind) != 0 {
+		t.Errorf("the adopting Sync changed IPVS or the link:\n%s", res.Plan)
+	}
+	if got := ipv.Dump(); got != before {
+		t.Errorf("IPVS after adoption:\n%s\nwant\n%s", got, before)
+	}
+	if _, err := link.Ensure(ctx, "kube-ipvs0"); err != nil {
+		t.Errorf("kube-ipvs0 is not marked as ours after adoption: %v", err)
+	}
+	if got := deps.Rules[IPv4].(*iptablestest.Fake).Ruleset().Members(iptables.VirtualServers); len(got) != 1 {
+		t.Errorf("ledger after adoption: %v, want the one virtual server", got)
+	}
+}
+
+// AdoptKubeProxy is only for kube-proxy's names, and needs a link client
+// that can adopt.
+func TestAdoptKubeProxyNeedsKubeProxyNamesAndAnAdoptingLink(t *testing.T) {
+	deps := Deps{IPVS: ipvstest.New(), Link: dummytest.New(), Sysctls: sysctltest.New(""), Rules: map[Family]Rules{IPv4: iptablestest.New(iptables.IPv4)}}
+	var ve *ValidationError
+	if _, err := New(&Config{AdoptKubeProxy: true}, deps); !errors.As(err, &ve) || !strings.Contains(err.Error(), "adoptKubeProxy") {
+		t.Errorf("AdoptKubeProxy without KubeProxyNames: %v, want a *ValidationError naming config.adoptKubeProxy", err)
+	}
+	deps.Link = struct{ Link }{deps.Link}
+	if _, err := New(&Config{KubeProxyNames: true, AdoptKubeProxy: true}, deps); err == nil || !strings.Contains(err.Error(), "Adopt") {
+		t.Errorf("AdoptKubeProxy with a link client lacking Adopt: %v, want an error", err)
 	}
 }

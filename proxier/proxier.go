@@ -55,6 +55,9 @@ type Proxier struct {
 	// a read and an add: in the ledger (written before the add) but never
 	// ours.
 	refused map[ipvs.ServiceKey]bool
+	// adopting, until a Sync succeeds, takes kube-proxy's link and
+	// virtual servers as the Proxier's (Config.AdoptKubeProxy).
+	adopting bool
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
@@ -91,6 +94,9 @@ func New(cfg *Config, deps Deps) (*Proxier, error) {
 			return nil, fmt.Errorf("proxier: Deps.Rules has no back end for %v, which the config enables", f)
 		}
 	}
+	if _, ok := deps.Link.(adopter); cfg.AdoptKubeProxy && !ok {
+		return nil, fmt.Errorf("proxier: AdoptKubeProxy needs a Deps.Link with Adopt (such as *dummy.Client); %T has none", deps.Link)
+	}
 	c := *cfg
 	if c.Instance == "" {
 		c.Instance = DefaultInstance
@@ -99,7 +105,13 @@ func New(cfg *Config, deps Deps) (*Proxier, error) {
 		c.LinkName = names.Link(c.Instance, c.KubeProxyNames)
 	}
 	return &Proxier{cfg: c, ipvs: deps.IPVS, link: deps.Link, sys: deps.Sysctls, rules: deps.Rules, now: time.Now,
-		ct: deps.Conntrack, ctPending: map[ipvs.ServiceKey]bool{}, refused: map[ipvs.ServiceKey]bool{}}, nil
+		ct: deps.Conntrack, ctPending: map[ipvs.ServiceKey]bool{}, refused: map[ipvs.ServiceKey]bool{},
+		adopting: c.AdoptKubeProxy}, nil
+}
+
+// adopter is the link client's Adopt (Config.AdoptKubeProxy).
+type adopter interface {
+	Adopt(ctx context.Context, name string) error
 }
 
 // Result says what a Sync did.
@@ -223,7 +235,7 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 		}
 		return res, err
 	}
-	p.applied = want
+	p.applied, p.adopting = want, false
 	if err := p.cleanFlows(ctx, res); err != nil {
 		return res, err
 	}
@@ -241,6 +253,11 @@ func (p *Proxier) start(ctx context.Context, res *Result) error {
 		return err
 	}
 	p.ledger = l
+	if a, ok := p.link.(adopter); ok && p.adopting {
+		if err := a.Adopt(ctx, p.cfg.LinkName); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return opErr(SubsystemAddresses, fmt.Errorf("adopting kube-proxy's VIP link %s: %w", p.cfg.LinkName, err))
+		}
+	}
 	created, err := p.link.Ensure(ctx, p.cfg.LinkName)
 	if err != nil {
 		return opErr(SubsystemAddresses, fmt.Errorf("VIP link %s: %w", p.cfg.LinkName, err))
@@ -365,7 +382,9 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 		return nil, opErr(SubsystemAddresses, fmt.Errorf("reading VIP link %s: %w", p.cfg.LinkName, err))
 	}
 	for _, a := range addrs {
-		if vipOnLink(a) && (l.vips[a.Addr()] || p.applied.vips[a.Addr()]) {
+		// While adopting, the link is kube-proxy's kube-ipvs0, just marked:
+		// every VIP on it is kube-proxy's, so the Proxier's.
+		if vipOnLink(a) && (l.vips[a.Addr()] || p.applied.vips[a.Addr()] || p.adopting) {
 			have.vips[a.Addr()] = true
 		}
 	}
@@ -379,6 +398,9 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 		mine := p.applied.servers[k]
 		if mine == nil && l.servers[k] && !p.refused[k] {
 			mine = &virtualServer{} // an earlier run's
+		}
+		if mine == nil && p.adopting && (want.servers[k] != nil || l.vips[k.Addr] || have.vips[k.Addr]) {
+			mine = &virtualServer{} // kube-proxy's (Config.AdoptKubeProxy)
 		}
 		if mine == nil {
 			if want.servers[k] != nil {

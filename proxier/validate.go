@@ -100,6 +100,9 @@ func (v *validator) config(c *Config) {
 			v.add("config.linkName", quote(c.LinkName), "is kube-proxy's VIP link: name it only with KubeProxyNames")
 		}
 	}
+	if c.AdoptKubeProxy && !c.KubeProxyNames {
+		v.add("config.adoptKubeProxy", true, "needs KubeProxyNames: only kube-proxy's objects can be adopted")
+	}
 	if c.Backend != NFTables && c.Backend != IPTables {
 		v.add("config.backend", c.Backend, "is not NFTables or IPTables")
 	}
