@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -45,6 +46,8 @@ type kubeProxy struct {
 	file  string
 	lines *bufio.Scanner
 	syncs int
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
 }
 
 func newKubeProxy(t *testing.T, r *rig, first step) *kubeProxy {
@@ -63,9 +66,11 @@ func newKubeProxy(t *testing.T, r *rig, first step) *kubeProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cmd.StdinPipe(); err != nil { // its end of input would stop it
+	in, err := cmd.StdinPipe() // its end of input would stop it
+	if err != nil {
 		t.Fatal(err)
 	}
+	k.cmd, k.stdin = cmd, in
 	r.node.Start(t, cmd)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -75,6 +80,18 @@ func newKubeProxy(t *testing.T, r *rig, first step) *kubeProxy {
 	k.lines = bufio.NewScanner(out)
 	k.wait(t)
 	return k
+}
+
+// stop ends kube-proxy as a node's upgrade would, leaving its kernel state
+// as it is.
+func (k *kubeProxy) stop(t *testing.T) {
+	t.Helper()
+	if _, err := io.WriteString(k.stdin, "exit\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.cmd.Wait(); err != nil {
+		t.Fatalf("kube-proxy oracle exited: %v", err)
+	}
 }
 
 func (k *kubeProxy) apply(t *testing.T, s step) {
@@ -135,7 +152,14 @@ type ipvskit struct {
 
 func newIPVSKit(t *testing.T, r *rig, backend proxier.Backend) *ipvskit {
 	t.Helper()
-	cfg := &proxier.Config{KubeProxyNames: true, Backend: backend, Families: []proxier.Family{proxier.IPv4, proxier.IPv6}}
+	return newIPVSKitAdopting(t, r, backend, false)
+}
+
+// newIPVSKitAdopting is newIPVSKit, adopting kube-proxy's objects if adopt
+// (Config.AdoptKubeProxy, and the iptables back end's).
+func newIPVSKitAdopting(t *testing.T, r *rig, backend proxier.Backend, adopt bool) *ipvskit {
+	t.Helper()
+	cfg := &proxier.Config{KubeProxyNames: true, AdoptKubeProxy: adopt, Backend: backend, Families: []proxier.Family{proxier.IPv4, proxier.IPv6}}
 	h := r.node.Handle()
 	ic, err := ipvs.New(&ipvs.Config{NetNS: h})
 	must(t, err)
@@ -155,7 +179,8 @@ func newIPVSKit(t *testing.T, r *rig, backend proxier.Backend) *ipvskit {
 		var rules proxier.Rules
 		if backend == proxier.IPTables {
 			// kube-proxy runs "iptables", which is iptables-nft on Debian.
-			rules, err = iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: fam, Flavor: iptables.FlavorNFT, KubeProxyNames: true})
+			rules, err = iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: fam, Flavor: iptables.FlavorNFT,
+				KubeProxyNames: true, AdoptKubeProxy: adopt})
 		} else {
 			rules, err = iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: h, Family: fam, KubeProxyNames: true})
 		}
@@ -170,6 +195,12 @@ func newIPVSKit(t *testing.T, r *rig, backend proxier.Backend) *ipvskit {
 
 func (k *ipvskit) apply(t *testing.T, s step) {
 	t.Helper()
+	k.sync(t, s)
+}
+
+// sync is apply, returning the Sync's Result.
+func (k *ipvskit) sync(t *testing.T, s step) *proxier.Result {
+	t.Helper()
 	st, skipped := convert.Convert(convert.Input{Services: s.services, Slices: s.slices, Node: convert.Node{
 		Name:          nodeName,
 		Addresses:     []netip.Addr{netip.MustParseAddr(nodeAddr), netip.MustParseAddr(nodeAddr6)},
@@ -181,9 +212,11 @@ func (k *ipvskit) apply(t *testing.T, s step) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 	defer cancel()
-	if _, err := k.p.Sync(ctx, &st); err != nil {
+	res, err := k.p.Sync(ctx, &st)
+	if err != nil {
 		t.Fatalf("ipvskit Sync: %v", err)
 	}
+	return res
 }
 
 func (s step) objects() []any {

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,11 @@ var (
 	tcpPorts = []int{8080, 8081}
 	udpPorts = []int{5353, 5354}
 )
+
+// echoPort is each backend's long-lived TCP service: every line a client
+// sends comes back prefixed with the backend's name, for as long as the
+// connection lasts.
+const echoPort = 8082
 
 // rig is one node namespace with its client and backends.
 type rig struct {
@@ -126,6 +132,27 @@ func serve(t *testing.T, ns *testutil.NetNS, name string) {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	var echo net.Listener
+	ns.Do(t, func() { echo, err = net.Listen("tcp", fmt.Sprintf("[::]:%d", echoPort)) })
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Cleanup(func() { echo.Close() })
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				sc := bufio.NewScanner(c)
+				for sc.Scan() {
+					fmt.Fprintf(c, "%s %s\n", name, sc.Text())
+				}
+			}()
+		}
+	}()
 	for _, l := range tcp {
 		t.Cleanup(func() { l.Close() })
 		go func() {
