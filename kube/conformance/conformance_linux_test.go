@@ -120,6 +120,18 @@ func compareState(t *testing.T, step int, backend string, kp, ik kernelState, fu
 	if full {
 		check("ipset", kp.ipsets, ik.ipsets)
 		check("iptables", kp.iptables, ik.iptables)
+		// The same rules must also come in the same order in each chain.
+		ko, io := ruleOrder(kp.rules, "-"), ruleOrder(ik.rules, "+")
+		for chain, want := range ko {
+			got := io[chain]
+			if !slices.Equal(sorted(slices.Clone(got)), sorted(slices.Clone(want))) {
+				continue // a difference of content, reported above
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("step %d, %s: %s has kube-proxy's rules in another order:\nkube-proxy:\n%s\nipvskit:\n%s",
+					step, backend, chain, strings.Join(want, "\n"), strings.Join(got, "\n"))
+			}
+		}
 	}
 }
 

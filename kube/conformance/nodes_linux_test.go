@@ -48,6 +48,7 @@ type kubeProxy struct {
 	syncs int
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
+	last  oracleReport // of the last sync
 }
 
 func newKubeProxy(t *testing.T, r *rig, first step) *kubeProxy {
@@ -134,11 +135,18 @@ func (k *kubeProxy) wait(t *testing.T) {
 	case <-time.After(syncTimeout):
 		t.Fatalf("kube-proxy did not finish sync %d in %v", k.syncs+1, syncTimeout)
 	}
-	var rep struct{ Sync int }
+	var rep oracleReport
 	if err := json.Unmarshal(k.lines.Bytes(), &rep); err != nil || rep.Sync != k.syncs+1 {
 		t.Fatalf("kube-proxy oracle wrote %q, want sync %d", k.lines.Text(), k.syncs+1)
 	}
-	k.syncs++
+	k.syncs, k.last = k.syncs+1, rep
+}
+
+// oracleReport is the oracle's line after a sync (bench/kubeproxy).
+type oracleReport struct {
+	Sync    int
+	Seconds float64
+	Calls   struct{ IPVS, IPVSRead, IPSet, IPTables int }
 }
 
 // nodePortCIDRs limit node ports to the client-facing addresses, on both

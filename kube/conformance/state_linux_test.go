@@ -15,6 +15,26 @@ type kernelState struct {
 	vips     []string // addresses on kube-ipvs0
 	ipsets   []string // ipset save: create NAME TYPE family, add NAME ENTRY
 	iptables []string // iptables-save and ip6tables-save: table, chain, rule
+	rules    []string // the same, in the order the tools print them
+}
+
+// ruleOrder returns each chain's rules in order ("iptables nat -A CHAIN"
+// prefix as key), leaving out the lines a deliberate difference explains
+// (sign is "-" for kube-proxy's lines, "+" for ipvskit's).
+func ruleOrder(rules []string, sign string) map[string][]string {
+	out := map[string][]string{}
+	for _, l := range rules {
+		f := strings.Fields(l)
+		if len(f) < 4 || f[2] != "-A" {
+			continue
+		}
+		if _, ok := undeliberate([]string{"iptables " + sign + " " + l}); len(ok) > 0 {
+			continue
+		}
+		k := strings.Join(f[:4], " ")
+		out[k] = append(out[k], l)
+	}
+	return out
 }
 
 func readState(t *testing.T, r *rig) kernelState {
@@ -31,6 +51,7 @@ func readState(t *testing.T, r *rig) kernelState {
 	for _, tool := range []string{"iptables-save", "ip6tables-save"} {
 		s.iptables = append(s.iptables, normIPTables(tool, r.node.Exec(t, tool))...)
 	}
+	s.rules = slices.Clone(s.iptables)
 	s.iptables = sorted(s.iptables)
 	return s
 }

@@ -112,6 +112,35 @@ func TestTakeOverAKubeProxyNode(t *testing.T) {
 	tr.stop(t)
 }
 
+// TestHandANodeBackToKubeProxy: the way back. kube-proxy configures the
+// node, ipvskit takes it over (iptables back end) and applies a change, then
+// stops without Cleanup, and kube-proxy starts again on the node with the
+// same Services: its first sync writes nothing to IPVS (it finds every
+// virtual server and destination as it wants them), and no request or
+// long-lived connection fails through any of it. What ipvskit leaves beside
+// kube-proxy is listed in docs/takeover.md.
+func TestHandANodeBackToKubeProxy(t *testing.T) {
+	r := newRig(t)
+	s := takeoverStep(false)
+	kp := newKubeProxy(t, r, s)
+	tr := startTraffic(t, r, s)
+	tr.wait(t, "kube-proxy serving")
+	kp.stop(t)
+
+	ik := newIPVSKitAdopting(t, r, proxier.IPTables, true)
+	ik.apply(t, s)
+	changed := takeoverStep(true)
+	ik.apply(t, changed)
+	tr.wait(t, "ipvskit serving")
+
+	back := newKubeProxy(t, r, changed)
+	if c := back.last.Calls; c.IPVS != 0 {
+		t.Errorf("kube-proxy's first sync on ipvskit's node made %d IPVS writes, want 0", c.IPVS)
+	}
+	tr.wait(t, "kube-proxy serving again")
+	tr.stop(t)
+}
+
 // traffic is a client loop of requests to every cluster IP and node port of
 // a step, round after round, and long-lived connections to the echo port.
 type traffic struct {
