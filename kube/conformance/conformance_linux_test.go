@@ -16,9 +16,29 @@ import (
 // proxier and to ipvskit under both back ends, step by step, and compares
 // kernel state and traffic after each step.
 func TestConformanceWithKubeProxy(t *testing.T) {
-	steps := mergedSteps(corpus)
+	conform(t, corpus, false)
+}
+
+// TestConformanceNodePortsOnEveryAddress runs the node-port cases again
+// with kube-proxy's default node-port addresses (all of the node's) and
+// ipvskit given every node address.
+func TestConformanceNodePortsOnEveryAddress(t *testing.T) {
+	var cases []tcase
+	for _, c := range corpus {
+		if strings.Contains(c.name, "nodeport") || strings.HasPrefix(c.name, "loadbalancer") {
+			cases = append(cases, c)
+		}
+	}
+	conform(t, cases, true)
+}
+
+func conform(t *testing.T, cases []tcase, allNodePorts bool) {
+	steps := mergedSteps(cases)
 	deliberate = append(deliberate, fallbackDifferences()...)
 	kpRig, iptRig, nftRig := newRig(t), newRig(t), newRig(t)
+	for _, r := range []*rig{kpRig, iptRig, nftRig} {
+		r.allNodePorts = allNodePorts
+	}
 	ipt := newIPVSKit(t, iptRig, proxier.IPTables)
 	nft := newIPVSKit(t, nftRig, proxier.NFTables)
 	var kp *kubeProxy
@@ -63,9 +83,15 @@ func TestConformanceWithKubeProxy(t *testing.T) {
 		}
 	}
 	// The comparison means something only if kube-proxy served most of it.
-	if answered < len(corpus) {
+	if answered < len(cases) {
 		t.Errorf("only %d probes were answered by kube-proxy's node; the rig is broken", answered)
 	}
+}
+
+// allocOf is the addresses of the corpus case named name: case k (from 1,
+// in corpus order) owns alloc{k}, whichever cases a test runs.
+func allocOf(name string) alloc {
+	return alloc{k: 1 + slices.IndexFunc(corpus, func(c tcase) bool { return c.name == name })}
 }
 
 // fallbackCases are the corpus's cases where kube-proxy's IPVS mode sends
@@ -86,12 +112,10 @@ func localFallback(p probe) bool {
 // cases' node ports and ipvskit does not.
 func fallbackDifferences() []difference {
 	var out []difference
-	for k, c := range corpus {
-		if slices.Contains(fallbackCases, c.name) {
-			np := alloc{k + 1}.nodePort(0)
-			out = append(out, difference{"kube-proxy's fallback to cluster endpoints for " + c.name,
-				regexp.MustCompile(fmt.Sprintf(`^ipvs - -a -[tus] (198\.18\.0\.1|\[2001:db8::1\]):%d -r `, np))})
-		}
+	for _, c := range fallbackCases {
+		np := allocOf(c).nodePort(0)
+		out = append(out, difference{"kube-proxy's fallback to cluster endpoints for " + c,
+			regexp.MustCompile(fmt.Sprintf(`^ipvs - -a -[tus] \S+:%d -r `, np))})
 	}
 	return out
 }
@@ -141,8 +165,8 @@ func compareState(t *testing.T, step int, backend string, kp, ik kernelState, fu
 func mergedSteps(cases []tcase) []step {
 	var per [][]step
 	n := 0
-	for k, c := range cases {
-		steps := c.steps(alloc{k + 1})
+	for _, c := range cases {
+		steps := c.steps(allocOf(c.name))
 		for i := range steps {
 			steps[i] = steps[i].qualified(c.name)
 		}

@@ -59,8 +59,11 @@ func newKubeProxy(t *testing.T, r *rig, first step) *kubeProxy {
 	}
 	k := &kubeProxy{file: filepath.Join(t.TempDir(), "objects.yaml")}
 	k.write(t, first)
-	cmd := exec.Command(bin, "-state", k.file, "-node", nodeName,
-		"-node-ip", nodeAddr+","+nodeAddr6, "-nodeport-addresses", nodePortCIDRs[0]+","+nodePortCIDRs[1])
+	args := []string{"-state", k.file, "-node", nodeName, "-node-ip", nodeAddr + "," + nodeAddr6}
+	if !r.allNodePorts {
+		args = append(args, "-nodeport-addresses", nodePortCIDRs[0]+","+nodePortCIDRs[1])
+	}
+	cmd := exec.Command(bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -156,6 +159,7 @@ var nodePortCIDRs = []string{nodeAddr + "/24", nodeAddr6 + "/64"}
 // ipvskit is a Proxier with kube-proxy's names, fed by the converter.
 type ipvskit struct {
 	p *proxier.Proxier
+	r *rig
 }
 
 func newIPVSKit(t *testing.T, r *rig, backend proxier.Backend) *ipvskit {
@@ -198,7 +202,7 @@ func newIPVSKitAdopting(t *testing.T, r *rig, backend proxier.Backend, adopt boo
 	}
 	p, err := proxier.New(cfg, deps)
 	must(t, err)
-	return &ipvskit{p: p}
+	return &ipvskit{p: p, r: r}
 }
 
 func (k *ipvskit) apply(t *testing.T, s step) {
@@ -209,12 +213,18 @@ func (k *ipvskit) apply(t *testing.T, s step) {
 // sync is apply, returning the Sync's Result.
 func (k *ipvskit) sync(t *testing.T, s step) *proxier.Result {
 	t.Helper()
-	st, skipped := convert.Convert(convert.Input{Services: s.services, Slices: s.slices, Node: convert.Node{
+	node := convert.Node{
 		Name:          nodeName,
 		Addresses:     []netip.Addr{netip.MustParseAddr(nodeAddr), netip.MustParseAddr(nodeAddr6)},
 		NodePortCIDRs: []netip.Prefix{netip.MustParsePrefix(nodePortCIDRs[0]).Masked(), netip.MustParsePrefix(nodePortCIDRs[1]).Masked()},
 		Families:      []proxier.Family{proxier.IPv4, proxier.IPv6},
-	}})
+	}
+	if k.r.allNodePorts {
+		// Node ports on every address of the node, as kube-proxy without
+		// --nodeport-addresses: the node's addresses are all of them.
+		node.Addresses, node.NodePortCIDRs = k.r.nodeAddrs(t), nil
+	}
+	st, skipped := convert.Convert(convert.Input{Services: s.services, Slices: s.slices, Node: node})
 	for _, sk := range skipped {
 		t.Logf("converter skipped %s: %s", sk.Service, sk.Reason)
 	}

@@ -31,6 +31,37 @@ const echoPort = 8082
 // rig is one node namespace with its client and backends.
 type rig struct {
 	node, client *testutil.NetNS
+	// allNodePorts serves node ports on every address of the node (no
+	// --nodeport-addresses) instead of the client-facing ones.
+	allNodePorts bool
+}
+
+// nodeAddrs are the global addresses of the node's links, but for the VIP
+// link's.
+func (r *rig) nodeAddrs(t *testing.T) []netip.Addr {
+	t.Helper()
+	var out []netip.Addr
+	var err error
+	r.node.Do(t, func() {
+		var addrs []netlink.Addr
+		if addrs, err = netlink.AddrList(nil, netlink.FAMILY_ALL); err != nil {
+			return
+		}
+		vipLink := -1
+		if l, lerr := netlink.LinkByName("kube-ipvs0"); lerr == nil {
+			vipLink = l.Attrs().Index
+		}
+		for _, a := range addrs {
+			ip, ok := netip.AddrFromSlice(a.IP)
+			if ok && a.LinkIndex != vipLink && ip.Unmap().IsGlobalUnicast() {
+				out = append(out, ip.Unmap())
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func newRig(t *testing.T) *rig {
