@@ -1,0 +1,214 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/kube/health"
+	"github.com/ipvskit/ipvskit/proxier"
+)
+
+// Options are what an Agent needs beside its Config.
+type Options struct {
+	// Config is kube-proxy's configuration (LoadConfig, or DefaultConfig).
+	Config *Config
+	// NodeName is the node the agent serves; an endpoint there is local.
+	NodeName string
+	// Client talks to the API server.
+	Client kubernetes.Interface
+	// Proxier is ipvskit's own part of the Proxier's configuration
+	// (Instance or KubeProxyNames, AdoptKubeProxy, LinkName, Backend,
+	// Families, MaxDrain); the agent fills in what Config decides
+	// (MasqueradeAll, MasqueradeBit, StrictARP, LocalDetector), plus
+	// Observer and Logger.
+	Proxier proxier.Config
+	// NewProxier makes the Proxier from the complete configuration, once
+	// the agent knows its Node (detectLocalMode NodeCIDR needs its
+	// podCIDRs): with the real clients (see the command) or fakes.
+	NewProxier func(*proxier.Config) (*proxier.Proxier, error)
+	// SetTimeouts, if set, applies Config.Timeouts (ipvs.Client.SetTimeouts).
+	SetTimeouts func(context.Context, ipvs.Timeouts) error
+	// NodeAddresses returns the node's addresses that may serve node ports
+	// (without the VIP link's), read at every sync; nil means none.
+	NodeAddresses func() ([]netip.Addr, error)
+	// ServiceProxyName, if set, serves only the Services labelled
+	// service.kubernetes.io/service-proxy-name with it, so that the agent
+	// can share a cluster with kube-proxy; empty serves those without the
+	// label, as kube-proxy does.
+	ServiceProxyName string
+	// DrainPeriod is how often Drain runs (kube-proxy checks draining
+	// destinations every minute); ReconcilePeriod how often Reconcile
+	// repairs drift. Zero means 1 minute and Config.SyncPeriod.
+	DrainPeriod, ReconcilePeriod time.Duration
+	// Logger gets the agent's lines; nil means slog.Default().
+	Logger *slog.Logger
+	// Clock is for tests; nil means the real one.
+	Clock clock.WithTicker
+}
+
+// Agent serves the cluster's Services on one node. Make it with New, then
+// call Run.
+type Agent struct {
+	o      Options
+	log    *slog.Logger
+	clock  clock.WithTicker
+	src    *sources
+	runner *runner
+	p      *proxier.Proxier
+	rep    *reporters
+	hooks  hooks
+	last   lastSync
+	// afterSync, if set (tests), is called at the end of every sync.
+	afterSync func()
+}
+
+// hooks are the agent's reporters: health, service health and metrics.
+// Each may be nil.
+type hooks struct {
+	queued  func()
+	synced  func(st *proxier.State, res *proxier.Result)
+	changed func(kind string, obj any)
+	node    func(eligible bool)
+}
+
+// New checks o and makes an Agent; nothing is started.
+func New(o Options) (*Agent, error) {
+	switch {
+	case o.Config == nil:
+		return nil, errors.New("agent: Options.Config is nil")
+	case o.NodeName == "":
+		return nil, errors.New("agent: Options.NodeName is empty")
+	case o.Client == nil:
+		return nil, errors.New("agent: Options.Client is nil")
+	case o.NewProxier == nil:
+		return nil, errors.New("agent: Options.NewProxier is nil")
+	}
+	if o.DrainPeriod <= 0 {
+		o.DrainPeriod = time.Minute
+	}
+	if o.ReconcilePeriod <= 0 {
+		o.ReconcilePeriod = o.Config.SyncPeriod
+	}
+	a := &Agent{o: o, log: o.Logger, clock: o.Clock}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.clock == nil {
+		a.clock = clock.RealClock{}
+	}
+	a.runner = newRunner(a.clock, o.Config.MinSyncPeriod, o.Config.SyncPeriod, a.sync)
+	a.src = newSources(o.Client, o.NodeName, o.ServiceProxyName, o.Config.ConfigSyncPeriod, a.changed)
+	var err error
+	if a.rep, err = newReporters(a); err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	a.hooks = a.rep.hooks()
+	return a, nil
+}
+
+// changed is called by the informers for every real change.
+func (a *Agent) changed(kind string, obj any) {
+	if kind == kindNode && a.hooks.node != nil {
+		a.hooks.node(health.NodeEligible(a.src.currentNode()))
+	}
+	if a.hooks.changed != nil {
+		a.hooks.changed(kind, obj)
+	}
+	if a.hooks.queued != nil {
+		a.hooks.queued()
+	}
+	a.runner.Trigger()
+}
+
+// Run starts the informers, waits for them and for the agent's Node, makes
+// the Proxier, syncs, and keeps the node in sync until ctx ends; then it
+// returns nil, leaving the node serving. An error means it could not start.
+func (a *Agent) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a.src.start(ctx)
+	if err := a.src.wait(ctx); err != nil {
+		return err
+	}
+	node, err := a.src.waitNode(ctx, a.o.Config.DetectLocalMode == DetectNodeCIDR)
+	if err != nil {
+		return err
+	}
+	if a.hooks.node != nil {
+		a.hooks.node(health.NodeEligible(node))
+	}
+	cfg, err := a.proxierConfig(node)
+	if err != nil {
+		return err
+	}
+	if user := cfg.Observer; user != nil {
+		cfg.Observer = proxier.ObserverFunc(func(e proxier.Event) {
+			a.rep.metrics.Observe(e)
+			user.Observe(e)
+		})
+	} else {
+		cfg.Observer = a.rep.metrics
+	}
+	if a.p, err = a.o.NewProxier(cfg); err != nil {
+		return fmt.Errorf("agent: making the proxier: %w", err)
+	}
+	if t := a.o.Config.Timeouts; t != (ipvs.Timeouts{}) && a.o.SetTimeouts != nil {
+		if err := a.o.SetTimeouts(ctx, t); err != nil {
+			return fmt.Errorf("agent: setting the IPVS timeouts (ipvs.tcpTimeout, tcpFinTimeout, udpTimeout): %w", err)
+		}
+	}
+	hcAddrs, err := a.healthCheckAddresses(node)
+	if err != nil {
+		return err
+	}
+	if err := a.rep.serve(ctx, hcAddrs); err != nil {
+		return err
+	}
+	a.log.Info("serving", "node", a.o.NodeName, "services", len(a.src.services()), "endpointSlices", len(a.src.slices()))
+	a.runner.Trigger()
+	done := make(chan struct{})
+	go func() { defer close(done); a.runner.Run(ctx) }()
+	a.every(ctx, a.o.DrainPeriod, func() {
+		if _, err := a.p.Drain(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("drain failed", "err", err)
+		}
+	})
+	a.every(ctx, a.o.ReconcilePeriod, func() {
+		rep, err := a.p.Reconcile(ctx)
+		switch {
+		case errors.Is(err, proxier.ErrSyncNeeded):
+			a.runner.Trigger()
+		case err != nil && ctx.Err() == nil:
+			a.log.Warn("reconcile failed", "err", err)
+			a.runner.Trigger()
+		case rep != nil && len(rep.Drift) > 0:
+			a.log.Info("repaired drift", "report", rep.String())
+		}
+	})
+	<-done
+	return nil
+}
+
+// every calls fn every d until ctx ends, in its own goroutine.
+func (a *Agent) every(ctx context.Context, d time.Duration, fn func()) {
+	t := a.clock.NewTicker(d)
+	go func() {
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C():
+				fn()
+			}
+		}
+	}()
+}

@@ -1,0 +1,28 @@
+// Package agent serves a Kubernetes cluster's Services on one node with
+// ipvskit's Proxier: a drop-in for kube-proxy --proxy-mode=ipvs.
+//
+// An Agent watches Services, EndpointSlices and its own Node through
+// client-go informers, converts them (package convert) to a proxier.State
+// and syncs it, with kube-proxy's rate limits: a change is applied at once
+// unless the last sync was less than MinSyncPeriod ago, and a sync runs at
+// least every SyncPeriod even with nothing changed (it sends nothing then).
+// Drain and Reconcile run on their own timers. Beside the rules it serves
+// what kube-proxy serves: /healthz and /livez, the health-check node ports
+// of Services with externalTrafficPolicy Local, and metrics under
+// kube-proxy's names.
+//
+// Configuration is kube-proxy's own: a KubeProxyConfiguration file
+// (LoadConfig), of which the fields that mean something for IPVS are applied
+// and every other field that is set is reported by name as ignored; plus
+// ipvskit's own choices (Options: back end, instance or kube-proxy's names,
+// take-over).
+//
+// Per Service, the annotations ipvskit.io/scheduler and
+// ipvskit.io/scheduler-flags choose its IPVS scheduler and the scheduler's
+// flags (e.g. "mh" with "mh-fallback,mh-port"), which kube-proxy only has
+// per node.
+//
+// Run returns when its context ends and leaves the node serving: a
+// replacement agent (or kube-proxy, see docs/takeover.md) takes over without
+// a blip. Proxier.Cleanup removes everything the agent's Proxier owns.
+package agent
