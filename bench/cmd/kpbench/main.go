@@ -113,7 +113,7 @@ func main() {
 	kubeLimit := 0 // the first size kube-proxy finished in no run; 0: none yet
 	for _, n := range o.sizes {
 		r := measure(o, n, kubeLimit == 0)
-		if r.kubeRan && r.kubeDNFs == o.runs && kubeLimit == 0 {
+		if r.kubeRan && r.kubeDNFs == r.kubeRuns && kubeLimit == 0 {
 			kubeLimit = n
 		}
 		r.print(o)
@@ -144,6 +144,7 @@ type sizeResult struct {
 	kubeRan  bool   // kube-proxy was measured at this size
 	kubeDNF  string // what kube-proxy did not finish, in its last run that did not
 	kubeDNFs int    // runs in which kube-proxy did not finish a sync
+	kubeRuns int    // runs of kube-proxy made
 	ipvskit  []*side
 	backends []proxier.Backend
 }
@@ -157,10 +158,12 @@ func measure(o options, n int, kube bool) *sizeResult {
 		r.ipvskit = append(r.ipvskit, newSide("ipvskit ("+b.String()+")"))
 	}
 	for run := range o.runs {
-		// A run that does not finish does not stop the others (a busy
-		// machine can slow one down), but larger sizes are skipped when
-		// no run finishes.
-		if kube {
+		// A run that does not finish after one that did does not stop
+		// the others (a busy machine can slow one down); when every run so
+		// far failed to finish, kube-proxy is not run again at this size
+		// nor at larger ones.
+		if kube && (run == 0 || r.kubeDNFs < r.kubeRuns) {
+			r.kubeRuns++
 			logf("%d services, run %d: kube-proxy", n, run+1)
 			// The last run counts the changes' requests after its timed
 			// ones, on the same node.
@@ -207,7 +210,7 @@ func measure(o options, n int, kube bool) *sizeResult {
 			logf("  %-22s %v", operations[j], requests(s))
 		}
 	}
-	if kube && r.kubeDNFs < o.runs && n <= o.countInit {
+	if kube && r.kubeDNFs < r.kubeRuns && n <= o.countInit {
 		logf("%d services: counting kube-proxy's initial sync's requests (strace, untimed)", n)
 		sent, err := countKubeInitial(o, n)
 		if err != nil {
@@ -463,7 +466,7 @@ func (r *sizeResult) print(o options) {
 	case !r.kubeRan:
 		fmt.Printf(" (kube-proxy skipped: it did not finish a smaller size)")
 	case r.kubeDNFs > 0:
-		fmt.Printf(" (kube-proxy, %d of %d runs: %s)", r.kubeDNFs, o.runs, r.kubeDNF)
+		fmt.Printf(" (kube-proxy, %d of %d runs: %s)", r.kubeDNFs, r.kubeRuns, r.kubeDNF)
 	}
 	fmt.Printf("\n\n| operation | kube-proxy | %s | kube-proxy / ipvskit | kube-proxy calls | %s requests |\n|---|---:|---:|---:|---|---|\n",
 		r.ipvskit[0].name, r.ipvskit[0].name)
