@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -68,6 +69,10 @@ type Agent struct {
 	last   lastSync
 	// afterSync, if set (tests), is called at the end of every sync.
 	afterSync func()
+	// cachesSynced and firstSyncEnd are when the informers had their
+	// first lists and when the first successful sync ended, in Unix
+	// nanoseconds (tests).
+	cachesSynced, firstSyncEnd atomic.Int64
 }
 
 // hooks are the agent's reporters: health, service health and metrics.
@@ -138,6 +143,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.src.wait(ctx); err != nil {
 		return err
 	}
+	a.cachesSynced.Store(a.clock.Now().UnixNano())
 	node, err := a.src.waitNode(ctx, a.o.Config.DetectLocalMode == DetectNodeCIDR)
 	if err != nil {
 		return err

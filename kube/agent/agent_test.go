@@ -45,6 +45,7 @@ type rig struct {
 	a     *Agent
 	ctx   context.Context
 	woken chan struct{} // a sync ended
+	stop  func()        // stops the agent and waits for Run
 
 	mu     sync.Mutex
 	events []*proxier.SyncEvent
@@ -53,27 +54,37 @@ type rig struct {
 func newRig(t *testing.T, cfg *Config) *rig {
 	t.Helper()
 	srv := apiservertest.Start(t)
-	r := &rig{srv: srv, c: srv.Client(), ipvs: ipvstest.New(), woken: make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.ctx = ctx
-	r.createNode(t)
+	r := &rig{srv: srv, c: srv.Client(), woken: make(chan struct{}, 1), ctx: context.Background()}
+	r.createNode(t, nodeIP)
+	r.startFakes(t, cfg)
+	return r
+}
+
+// startFakes starts an agent on fresh fakes.
+func (r *rig) startFakes(t testing.TB, cfg *Config) {
+	t.Helper()
+	r.ipvs = ipvstest.New()
 	newProxier := func(cfg *proxier.Config) (*proxier.Proxier, error) {
 		return proxier.New(cfg, proxier.Deps{IPVS: r.ipvs, Link: dummytest.New(), Sysctls: sysctltest.New(sysctltest.DefaultRelease),
 			Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: iptablestest.New(iptables.IPv4)}})
 	}
-	observer := proxier.ObserverFunc(func(e proxier.Event) {
+	r.start(t, Options{
+		Config: cfg, NodeName: testNode, Client: r.c, NewProxier: newProxier,
+		NodeAddresses: func() ([]netip.Addr, error) { return []netip.Addr{nodeIP, netip.MustParseAddr("127.0.0.1")}, nil },
+	})
+}
+
+// start runs an agent with o until the test ends, recording its syncs.
+func (r *rig) start(t testing.TB, o Options) {
+	t.Helper()
+	o.Proxier.Observer = proxier.ObserverFunc(func(e proxier.Event) {
 		if s, ok := e.(*proxier.SyncEvent); ok {
 			r.mu.Lock()
 			r.events = append(r.events, s)
 			r.mu.Unlock()
 		}
 	})
-	a, err := New(Options{
-		Config: cfg, NodeName: testNode, Client: r.c,
-		Proxier:       proxier.Config{Observer: observer},
-		NewProxier:    newProxier,
-		NodeAddresses: func() ([]netip.Addr, error) { return []netip.Addr{nodeIP, netip.MustParseAddr("127.0.0.1")}, nil },
-	})
+	a, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,15 +95,19 @@ func newRig(t *testing.T, cfg *Config) *rig {
 		default:
 		}
 	}
+	ctx, cancel := context.WithCancel(r.ctx)
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	return r
+	var once sync.Once
+	r.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(r.stop)
 }
 
 // testConfig serves /healthz and /metrics on loopback ports of the
@@ -105,10 +120,10 @@ func testConfig() *Config {
 	return c
 }
 
-func (r *rig) createNode(t *testing.T) {
+func (r *rig) createNode(t testing.TB, ip netip.Addr) {
 	t.Helper()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode},
-		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: nodeIP.String()}}}}
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip.String()}}}}
 	if _, err := r.c.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -116,14 +131,18 @@ func (r *rig) createNode(t *testing.T) {
 
 // until waits for the agent's work to satisfy ok: it checks now and after
 // each sync, for at most a minute.
-func (r *rig) until(t *testing.T, what string, ok func() bool) {
+func (r *rig) until(t testing.TB, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.After(time.Minute)
 	for !ok() {
 		select {
 		case <-r.woken:
 		case <-deadline:
-			t.Fatalf("%s: not after a minute; IPVS:\n%s", what, r.ipvs.Dump())
+			dump := ""
+			if r.ipvs != nil {
+				dump = "; IPVS:\n" + r.ipvs.Dump()
+			}
+			t.Fatalf("%s: not after a minute%s", what, dump)
 		}
 	}
 }

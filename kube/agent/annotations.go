@@ -41,8 +41,8 @@ func (e *AnnotationError) Error() string {
 	return fmt.Sprintf("service %s: annotation %s: %q: %s", e.Service, e.Annotation, e.Value, e.Reason)
 }
 
-// schedulerOf reads a Service's scheduler annotations. ok is false when it
-// has none (or only flags, which then apply to the default scheduler).
+// schedulerOf reads a Service's scheduler annotations: the scheduler (def
+// without one) and its flags (flags alone apply to def).
 func schedulerOf(svc *corev1.Service, def string) (sched string, flags ipvs.SchedFlags, err error) {
 	name := svc.Namespace + "/" + svc.Name
 	sched = def

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -83,8 +84,9 @@ type Config struct {
 	// Ignored lists, by field path, the fields the file sets to something
 	// other than their zero value that the agent does not apply.
 	Ignored []string
-	// Unknown lists fields the file has that KubeProxyConfiguration does
-	// not (kube-proxy warns about them and goes on; so does the agent).
+	// Unknown lists, by path, the fields the file has that
+	// KubeProxyConfiguration does not (kube-proxy warns about them and
+	// goes on; so does the agent).
 	Unknown []string
 }
 
@@ -130,10 +132,6 @@ func LoadConfig(r io.Reader) (*Config, error) {
 		return nil, &ConfigError{Field: "apiVersion/kind", Value: kp.APIVersion + "/" + kp.Kind,
 			Err: fmt.Errorf("want %s/%s", ConfigAPIVersion, ConfigKind)}
 	}
-	var unknown []string
-	if err := yaml.UnmarshalStrict(j, &kpv1alpha1.KubeProxyConfiguration{}); err != nil {
-		unknown = append(unknown, strictErrors(err)...)
-	}
 	var raw map[string]any
 	if err := yaml.Unmarshal(j, &raw); err != nil {
 		return nil, fmt.Errorf("KubeProxyConfiguration: %w", err)
@@ -142,19 +140,62 @@ func LoadConfig(r io.Reader) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Unknown = unknown
+	c.Unknown = unknownFields(raw)
+	c.Ignored = slices.DeleteFunc(c.Ignored, func(f string) bool {
+		return slices.ContainsFunc(c.Unknown, func(u string) bool { return f == u || strings.HasPrefix(f, u+".") })
+	})
 	return c, nil
 }
 
-// strictErrors splits a strict decoding error into its complaints.
-func strictErrors(err error) []string {
-	msg := err.Error()
-	if i := strings.Index(msg, "unknown field"); i >= 0 {
-		msg = msg[i:]
-	}
+// unknownFields are the paths of the fields in raw that
+// KubeProxyConfiguration does not have (kube-proxy warns about them).
+func unknownFields(raw map[string]any) []string {
 	var out []string
-	for _, s := range strings.Split(msg, ", ") {
-		out = append(out, strings.TrimSpace(s))
+	var walk func(path string, v any, t reflect.Type)
+	walk = func(path string, v any, t reflect.Type) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		m, ok := v.(map[string]any)
+		if !ok || t.Kind() != reflect.Struct {
+			return // a value, or a map type such as featureGates: any key
+		}
+		fields := jsonFields(t)
+		for k, e := range m {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			ft, ok := fields[k]
+			if !ok {
+				out = append(out, p)
+				continue
+			}
+			walk(p, e, ft)
+		}
+	}
+	walk("", raw, reflect.TypeFor[kpv1alpha1.KubeProxyConfiguration]())
+	slices.Sort(out)
+	return out
+}
+
+// jsonFields maps a struct's JSON field names to their types, with the
+// fields of embedded structs (TypeMeta) inlined.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			for k, v := range jsonFields(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
 	}
 	return out
 }

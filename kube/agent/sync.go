@@ -78,6 +78,7 @@ func (a *Agent) sync(ctx context.Context) error {
 		a.log.Warn("sync failed", "err", err)
 		return err
 	}
+	a.firstSyncEnd.CompareAndSwap(0, a.clock.Now().UnixNano())
 	if a.hooks.synced != nil {
 		a.hooks.synced(st, res)
 	}

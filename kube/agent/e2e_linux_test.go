@@ -1,0 +1,193 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ipvskit/ipvskit/internal/testutil"
+	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/kube/internal/apiservertest"
+)
+
+// TestAgentEndToEnd runs the agent on real kernel clients in a node
+// namespace, fed by a real API server, with a client and two backends in
+// namespaces of their own: traffic follows what is done through the API.
+// Another program's virtual server and link on the node are left alone.
+func TestAgentEndToEnd(t *testing.T) {
+	node, client := testutil.NewNetNS(t), testutil.NewNetNS(t)
+	testutil.RequireIPVS(t, node)
+	testutil.RequireDummy(t, node)
+	ipvsadm := testutil.RequireTool(t, "ipvsadm")
+	nodeAddr := netip.MustParseAddr("198.18.1.1")
+	testutil.Veth(t, node, "to-client", netip.MustParsePrefix("198.18.1.1/24"), client, "eth0", netip.MustParsePrefix("198.18.1.2/24"))
+	client.Route(t, "198.18.128.0/17", nodeAddr)
+	backends := map[string]string{}
+	for i, name := range []string{"b1", "b2"} {
+		ns := testutil.NewNetNS(t)
+		gw := netip.AddrFrom4([4]byte{198, 18, byte(11 + i), 1})
+		addr := netip.AddrFrom4([4]byte{198, 18, byte(11 + i), 2})
+		testutil.Veth(t, node, "to-"+name, netip.PrefixFrom(gw, 24), ns, "eth0", netip.PrefixFrom(addr, 24))
+		ns.Route(t, "0.0.0.0/0", gw)
+		answer(t, ns, name)
+		backends[name] = addr.String()
+	}
+
+	// Another program's state on the node, set up first.
+	foreign := ipvs.Service{Protocol: ipvs.TCP, Addr: netip.MustParseAddr("198.18.200.1"), Port: 80, Scheduler: "wlc"}
+	ic, err := ipvs.New(&ipvs.Config{NetNS: node.Handle()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ic.Close()
+	ctx := context.Background()
+	if err := ic.AddService(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	if err := ic.AddDestination(ctx, foreign.Key(), ipvs.Destination{Addr: netip.MustParseAddr("198.18.200.2"), Port: 80, Weight: 3}); err != nil {
+		t.Fatal(err)
+	}
+	node.Exec(t, "ip", "link", "add", "other0", "type", "dummy")
+	node.Exec(t, "ip", "addr", "add", "198.18.201.1/32", "dev", "other0")
+	foreignBefore := node.Exec(t, ipvsadm, "-Sn", "-t", "198.18.200.1:80")
+
+	srv := apiservertest.Start(t)
+	r := &rig{srv: srv, c: srv.Client(), woken: make(chan struct{}, 1), ctx: ctx}
+	r.createNode(t, nodeAddr)
+	k, err := OpenKernel(node.Handle())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	cfg := DefaultConfig()
+	cfg.HealthzBindAddress, cfg.MetricsBindAddress = "127.0.0.1:0", "127.0.0.1:0"
+	r.start(t, Options{Config: cfg, NodeName: testNode, Client: r.c, NewProxier: k.NewProxier,
+		SetTimeouts: k.SetTimeouts, NodeAddresses: k.NodeAddresses})
+	ipvsSaved := func() string { return node.Exec(t, ipvsadm, "-Sn") }
+
+	// A ClusterIP and a NodePort Service, both on b1 and b2.
+	np := service("np", "198.18.128.11", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort })
+	r.create(t, service("web", "198.18.128.10"), slice("web", "node-b", backends["b1"], backends["b2"]),
+		np, slice("np", "node-b", backends["b1"], backends["b2"]))
+	got, err := r.c.CoreV1().Services(testNS).Get(ctx, "np", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodePort := got.Spec.Ports[0].NodePort
+	web := "198.18.128.10:80"
+	nodePortAddr := fmt.Sprintf("%v:%d", nodeAddr, nodePort)
+	r.until(t, "web and np in IPVS with both backends", func() bool {
+		s := ipvsSaved()
+		return strings.Count(s, "-a -t "+web) == 2 && strings.Count(s, "-a -t "+nodePortAddr) == 2
+	})
+	for _, to := range []string{web, nodePortAddr} {
+		if seen := askMany(t, client, to, 8); !seen["b1"] || !seen["b2"] || len(seen) != 2 {
+			t.Fatalf("%s answered by %v, want b1 and b2", to, seen)
+		}
+	}
+
+	// b2 removed through the API: no new connection reaches it.
+	s, err := r.c.DiscoveryV1().EndpointSlices(testNS).Get(ctx, "web-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Endpoints = s.Endpoints[:1]
+	r.updateSlice(t, s)
+	r.until(t, "b2 out of web (weight 0)", func() bool {
+		return strings.Contains(ipvsSaved(), "-a -t "+web+" -r "+backends["b2"]+":8080 -m -w 0")
+	})
+	if seen := askMany(t, client, web, 6); len(seen) != 1 || !seen["b1"] {
+		t.Fatalf("after b2 left: answered by %v, want b1 only", seen)
+	}
+
+	// web deleted through the API: gone from ipvsadm; np stays.
+	if err := r.c.CoreV1().Services(testNS).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.until(t, "web gone from ipvsadm", func() bool { return !strings.Contains(ipvsSaved(), web) })
+	if seen := askMany(t, client, nodePortAddr, 4); len(seen) == 0 {
+		t.Fatal("np stopped answering when web was deleted")
+	}
+
+	// The health-check port of an externalTrafficPolicy Local Service
+	// follows its local endpoints. (It listens in the agent's namespace,
+	// the test's, on every address: asked on loopback.)
+	hc := freeNodePort(t)
+	r.create(t, service("lb", "198.18.128.20", func(s *corev1.Service) {
+		s.Spec.Type = corev1.ServiceTypeLoadBalancer
+		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+		s.Spec.HealthCheckNodePort = int32(hc)
+	}), slice("lb", "node-b", backends["b1"]))
+	url := fmt.Sprintf("http://127.0.0.1:%d/", hc)
+	r.until(t, "lb's health check 503", func() bool { c, _ := tryGet(url); return c == 503 })
+	s, err = r.c.DiscoveryV1().EndpointSlices(testNS).Get(ctx, "lb-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Endpoints = append(s.Endpoints, slice("lb", testNode, backends["b2"]).Endpoints...)
+	r.updateSlice(t, s)
+	r.until(t, "lb's health check 200", func() bool { c, _ := tryGet(url); return c == 200 })
+
+	if after := node.Exec(t, ipvsadm, "-Sn", "-t", "198.18.200.1:80"); after != foreignBefore {
+		t.Errorf("another program's virtual server changed:\n%s\nwas:\n%s", after, foreignBefore)
+	}
+	if out := node.Exec(t, "ip", "-o", "addr", "show", "dev", "other0"); !strings.Contains(out, "198.18.201.1/32") {
+		t.Errorf("another program's link lost its address: %s", out)
+	}
+}
+
+// answer serves TCP 8080 in ns: each connection gets "name".
+func answer(t *testing.T, ns *testutil.NetNS, name string) {
+	t.Helper()
+	var (
+		l   net.Listener
+		err error
+	)
+	ns.Do(t, func() { l, err = net.Listen("tcp", ":8080") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprintln(c, name)
+			c.Close()
+		}
+	}()
+}
+
+// askMany connects n times from ns to addr and returns who answered.
+func askMany(t *testing.T, ns *testutil.NetNS, addr string, n int) map[string]bool {
+	t.Helper()
+	seen := map[string]bool{}
+	for range n {
+		var line string
+		var err error
+		ns.Do(t, func() {
+			var c net.Conn
+			if c, err = net.DialTimeout("tcp", addr, 10*time.Second); err != nil {
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			line, err = bufio.NewReader(c).ReadString('\n')
+		})
+		if err != nil {
+			t.Fatalf("connecting to %s: %v", addr, err)
+		}
+		seen[strings.TrimSpace(line)] = true
+	}
+	return seen
+}
