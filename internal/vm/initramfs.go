@@ -14,7 +14,8 @@ const AgentPort = "ipvskit.agent"
 
 // initScript is the guest's /init. It loads the modules (listed in load order
 // in /modules), mounts the host's root read-only at /host, gives it fresh
-// proc, sys, dev, run and a private TMPDIR, and runs the agent inside it. The
+// proc, sys, dev, run and a private TMPDIR, brings up the loopback as any
+// machine has it (a test's API server listens on 127.0.0.1), and runs the agent inside it. The
 // agent's path comes from the kernel command line (ipvskit_agent=). The share
 // is mounted cache=loose: the guest keeps what it read of the host's files
 // in its page cache, which makes each exec of a tool about three times
@@ -42,6 +43,7 @@ $B mount -t sysfs sys /host/sys
 $B mount -t devtmpfs dev /host/dev
 $B mount -t tmpfs -o mode=0755 run /host/run
 $B mkdir -p /host/run/ipvskit-tmp
+$B ip link set lo up
 echo "ipvskit-init: modules loaded, starting $agent"
 $B chroot /host "$agent" guest
 echo "ipvskit-init: agent exited with $?"

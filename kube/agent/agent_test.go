@@ -309,7 +309,11 @@ func TestAgentServesHealthCheckNodePorts(t *testing.T) {
 }
 
 func TestAgentCatchesUpAfterTheAPIServerRestarts(t *testing.T) {
-	r := newRig(t, testConfig())
+	cfg := testConfig()
+	// No periodic sync in the count below: under emulation a restart of the
+	// API server takes longer than the default 30 s.
+	cfg.SyncPeriod = time.Hour
+	r := newRig(t, cfg)
 	r.create(t, service("a", "198.18.128.30"), slice("a", "node-b", "198.19.0.7"))
 	r.until(t, "a served", func() bool { return len(r.dests("198.18.128.30", 80)) == 1 })
 

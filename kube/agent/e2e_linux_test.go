@@ -57,7 +57,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	}
 	node.Exec(t, "ip", "link", "add", "other0", "type", "dummy")
 	node.Exec(t, "ip", "addr", "add", "198.18.201.1/32", "dev", "other0")
-	foreignBefore := node.Exec(t, ipvsadm, "-Sn", "-t", "198.18.200.1:80")
+	foreignBefore := node.Exec(t, ipvsadm, "-Ln", "-t", "198.18.200.1:80")
 
 	srv := apiservertest.Start(t)
 	r := &rig{srv: srv, c: srv.Client(), woken: make(chan struct{}, 1), ctx: ctx}
@@ -136,7 +136,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	r.updateSlice(t, s)
 	r.until(t, "lb's health check 200", func() bool { c, _ := tryGet(url); return c == 200 })
 
-	if after := node.Exec(t, ipvsadm, "-Sn", "-t", "198.18.200.1:80"); after != foreignBefore {
+	if after := node.Exec(t, ipvsadm, "-Ln", "-t", "198.18.200.1:80"); after != foreignBefore {
 		t.Errorf("another program's virtual server changed:\n%s\nwas:\n%s", after, foreignBefore)
 	}
 	if out := node.Exec(t, "ip", "-o", "addr", "show", "dev", "other0"); !strings.Contains(out, "198.18.201.1/32") {

@@ -84,7 +84,7 @@ func Start(tb testing.TB) *Server {
 		tb.Skipf("%s is not set: no test API server (build one with bin=$(scripts/test-apiserver); export %s=$bin)", Env, Env)
 	}
 	s := &Server{stderr: new(syncBuffer), exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, "-dir", tb.TempDir())
+	s.cmd = command(bin, "-dir", tb.TempDir())
 	s.cmd.Stderr = s.stderr
 	stdin, err := s.cmd.StdinPipe()
 	if err != nil {
@@ -130,6 +130,22 @@ func Start(tb testing.TB) *Server {
 		tb.Fatalf("test-apiserver: client: %v", err)
 	}
 	return s
+}
+
+// command runs bin with args. kube-apiserver's test server writes a key
+// file to /tmp, whatever TMPDIR says; where /tmp is read-only (the VM rig
+// shares the host's root read-only) the program runs in a mount namespace of
+// its own with a tmpfs on /tmp, which needs root and util-linux's unshare.
+func command(bin string, args ...string) *exec.Cmd {
+	if f, err := os.CreateTemp("/tmp", "apiservertest-*"); err == nil {
+		f.Close()
+		os.Remove(f.Name())
+		return exec.Command(bin, args...)
+	}
+	// unshare --mount makes the new namespace's mounts private, and both it
+	// and the shell exec: the process started is the program itself.
+	script := `mount -t tmpfs -o mode=1777 tmp /tmp && exec "$0" "$@"`
+	return exec.Command("unshare", append([]string{"--mount", "--", "sh", "-c", script, bin}, args...)...)
 }
 
 // Kubeconfig returns the path of the server's kubeconfig.
