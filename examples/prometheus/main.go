@@ -7,8 +7,12 @@
 //
 //	go run . -listen 127.0.0.1:9099 state.json
 //
-// This example is its own module because it depends on
-// github.com/prometheus/client_golang, which the library does not.
+// The metrics are those of the ipvskit-proxy node agent (package
+// github.com/ipvskit/ipvskit/kube/metrics: kube-proxy's names where
+// kube-proxy has the metric, ipvskit_ for the rest); that package needs
+// nothing from Kubernetes, only client_golang. This example is its own
+// module because it depends on github.com/prometheus/client_golang, which
+// the library does not.
 package main
 
 import (
@@ -31,6 +35,7 @@ import (
 	"github.com/ipvskit/ipvskit/dummy"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/kube/metrics"
 	"github.com/ipvskit/ipvskit/proxier"
 	"github.com/ipvskit/ipvskit/sysctl"
 )
@@ -59,7 +64,11 @@ func run(ctx context.Context, log *slog.Logger, path, listen string, t timers) e
 		return errors.New("usage: prometheus [flags] state.json")
 	}
 	reg := prometheus.NewRegistry()
-	cfg := &proxier.Config{Observer: NewMetrics(reg), Logger: log}
+	m, err := metrics.New(reg, &metrics.Config{})
+	if err != nil {
+		return err
+	}
+	cfg := &proxier.Config{Observer: m, Logger: log}
 	p, closeDeps, err := newProxier(cfg)
 	if err != nil {
 		return err
