@@ -129,11 +129,16 @@ func (r *rig) createNode(t testing.TB, ip netip.Addr) {
 	}
 }
 
+// patience bounds until's wait: client-go's reflectors retry a broken
+// watch with a backoff of up to 30 s plus as much jitter, and under the VM
+// rig's emulation the API server itself takes tens of seconds to come back.
+const patience = 3 * time.Minute
+
 // until waits for the agent's work to satisfy ok: it checks now and after
-// each sync, for at most a minute.
+// each sync, for at most patience.
 func (r *rig) until(t testing.TB, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.After(time.Minute)
+	deadline := time.After(patience)
 	for !ok() {
 		select {
 		case <-r.woken:
@@ -142,7 +147,7 @@ func (r *rig) until(t testing.TB, what string, ok func() bool) {
 			if r.ipvs != nil {
 				dump = "; IPVS:\n" + r.ipvs.Dump()
 			}
-			t.Fatalf("%s: not after a minute%s", what, dump)
+			t.Fatalf("%s: not after %v%s", what, patience, dump)
 		}
 	}
 }
