@@ -61,9 +61,6 @@ func hostPrefix(a netip.Addr) netip.Prefix {
 	return netip.PrefixFrom(a, a.BitLen())
 }
 
-// isHost reports whether p is a /32 or /128.
-func isHost(p netip.Prefix) bool { return p.Bits() == p.Addr().BitLen() }
-
 // kernelManaged reports whether Sync leaves p alone although nobody asked
 // for it: the IPv6 link-local address the kernel adds when a link goes up.
 func kernelManaged(p netip.Prefix) bool {

@@ -84,10 +84,9 @@ func TestIntegrationReplace(t *testing.T) {
 // set live: it sends one UDP datagram from inside ns to dst and returns
 // whether the rule counted it.
 type ruleCounter struct {
-	t     *testing.T
-	ns    *testutil.NetNS
-	chain string
-	last  map[string]int
+	t    *testing.T
+	ns   *testutil.NetNS
+	last map[string]int
 }
 
 var countRE = regexp.MustCompile(`(?m)^\[(\d+):\d+\] -A (\S+) .*--match-set (\S+) dst,dst`)

@@ -78,9 +78,8 @@ func fuzzRuleset(data []byte) *Ruleset {
 // throwaway namespace that holds every ipset the rules name; nil when not
 // root or the tools are missing (the fuzz target then only renders).
 type restoreTester struct {
-	ns    netns.NsHandle
-	ipvs  bool // the kernel has the ipvs match
-	tools []string
+	ns   netns.NsHandle
+	ipvs bool // the kernel has the ipvs match
 }
 
 func newRestoreTester(f *testing.F) *restoreTester {

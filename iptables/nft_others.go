@@ -10,7 +10,6 @@ import (
 
 // nftBackend exists only on Linux.
 type nftBackend struct {
-	cfg   NFTablesConfig
 	table struct{ Name string }
 	mark  string
 }

@@ -355,9 +355,7 @@ func checkDefaultState(t *testing.T, tp *topology, k *nodeKit, first *Result) {
 	text, err := first.Plan.IPVSAdd.MarshalText()
 	must(t, err)
 	want := slices.Clone(foreignIPVS)
-	for _, l := range strings.Split(strings.TrimSpace(string(text)), "\n") {
-		want = append(want, l)
-	}
+	want = append(want, strings.Split(strings.TrimSpace(string(text)), "\n")...)
 	slices.Sort(want)
 	if got := s.ipvsLines(); !slices.Equal(got, want) {
 		t.Errorf("ipvsadm -Sn:\n%s\nwant (foreign + plan):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

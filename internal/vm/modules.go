@@ -65,9 +65,7 @@ func parseModulesDep(r io.Reader) (moduleDeps, error) {
 func moduleName(p string) string {
 	base := path.Base(p)
 	base = base[:len(base)-len(path.Ext(base))]
-	if strings.HasSuffix(base, ".ko") {
-		base = strings.TrimSuffix(base, ".ko") // foo.ko.xz
-	}
+	base = strings.TrimSuffix(base, ".ko") // foo.ko.xz
 	return strings.ReplaceAll(base, "-", "_")
 }
 
