@@ -34,12 +34,6 @@ const EnvOracle = "IPVSKIT_KUBE_PROXY_ORACLE"
 // emulated VM.
 const syncTimeout = 15 * time.Minute
 
-// node is one side of the comparison: it makes its node namespace match a
-// step's objects.
-type node interface {
-	apply(t *testing.T, s step)
-}
-
 // kubeProxy is kube-proxy's IPVS proxier, run by the oracle in the rig's
 // node namespace and fed through its state file.
 type kubeProxy struct {

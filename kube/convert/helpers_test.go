@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -251,11 +250,4 @@ func runConvertCases(t *testing.T, cases []convertCase) {
 			}
 		})
 	}
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(fmt.Sprint(err))
-	}
-	return v
 }
