@@ -162,7 +162,28 @@ var textAllowed = map[byte][]string{
 	'd': {"service-address", "ipv6", "real-server"},
 }
 
+// finish checks the line as a whole once every option is read, as ipvsadm
+// does before it sends anything, and fills in ipvsadm's defaults.
 func (l *textLine) finish(seen map[string]bool) *TextError {
+	if err := l.checkOptions(seen); err != nil {
+		return err
+	}
+	v6 := l.ipv6 || (l.fwmark == 0 && l.addr.Is6())
+	switch l.cmd {
+	case 'A', 'E':
+		return l.finishService(seen, v6)
+	case 'a', 'e', 'd':
+		return l.finishServer(seen, v6)
+	}
+	return nil
+}
+
+// isServer reports whether the line's command is about a destination.
+func (l *textLine) isServer() bool { return l.cmd == 'a' || l.cmd == 'e' || l.cmd == 'd' }
+
+// checkOptions checks that the line has a command, only the options that
+// command allows, and the ones it needs.
+func (l *textLine) checkOptions(seen map[string]bool) *TextError {
 	allowed, ok := textAllowed[l.cmd]
 	if !ok {
 		return textErr("", "", "no command (want -A, -E, -D, -a, -e or -d)")
@@ -175,78 +196,92 @@ func (l *textLine) finish(seen map[string]bool) *TextError {
 	if !seen["service-address"] {
 		return textErr("service-address", "", "the %s command needs -t, -u, --sctp-service or -f", textCmdName(l.cmd))
 	}
-	isDest := l.cmd == 'a' || l.cmd == 'e' || l.cmd == 'd'
-	if isDest && !seen["real-server"] {
+	if l.isServer() && !seen["real-server"] {
 		return textErr("real-server", "", "the %s command needs -r", textCmdName(l.cmd))
 	}
-	v6 := l.ipv6 || (l.fwmark == 0 && l.addr.Is6())
+	return nil
+}
 
-	if l.cmd == 'A' || l.cmd == 'E' {
-		if l.sched == "" {
-			l.sched = textDefaultScheduler
-		}
-		if l.fwmark == 0 && l.port == 0 && !l.persistent {
-			return textErr("service-address", textAddrPort(l.addr, l.port), "zero port for a non-persistent service")
-		}
-		if l.ops && l.fwmark == 0 && l.proto != textProtoUDP {
-			return textErr("ops", "", "one-packet scheduling is only for UDP and fwmark services")
-		}
-		if seen["netmask"] {
-			if err := l.readNetmask(v6); err != nil {
-				return err
-			}
-		} else if v6 {
-			l.netmask = 128
-		} else {
-			l.netmask = 0xffffffff
-		}
-		if seen["sched-flags"] {
-			if err := l.readSchedFlags(); err != nil {
-				return err
-			}
-		}
+// finishService checks and completes the options of -A and -E.
+func (l *textLine) finishService(seen map[string]bool, v6 bool) *TextError {
+	if l.sched == "" {
+		l.sched = textDefaultScheduler
 	}
+	if l.fwmark == 0 && l.port == 0 && !l.persistent {
+		return textErr("service-address", textAddrPort(l.addr, l.port), "zero port for a non-persistent service")
+	}
+	if l.ops && l.fwmark == 0 && l.proto != textProtoUDP {
+		return textErr("ops", "", "one-packet scheduling is only for UDP and fwmark services")
+	}
+	if err := l.finishNetmask(seen, v6); err != nil {
+		return err
+	}
+	if seen["sched-flags"] {
+		return l.readSchedFlags()
+	}
+	return nil
+}
 
-	if isDest {
-		if !l.dportSet {
-			l.dport = l.port
+// finishNetmask reads -M now that the family is known, or sets the
+// default: a host mask.
+func (l *textLine) finishNetmask(seen map[string]bool, v6 bool) *TextError {
+	switch {
+	case seen["netmask"]:
+		return l.readNetmask(v6)
+	case v6:
+		l.netmask = 128
+	default:
+		l.netmask = 0xffffffff
+	}
+	return nil
+}
+
+// finishServer checks and completes the options of -a, -e and -d.
+func (l *textLine) finishServer(seen map[string]bool, v6 bool) *TextError {
+	if !l.dportSet {
+		l.dport = l.port
+	}
+	if l.cmd == 'd' {
+		return nil
+	}
+	if l.fwd == 0 {
+		l.fwd = 'g'
+	}
+	if !l.hasWeight {
+		l.weight = 1
+	}
+	// For route and tunnel the real server's port is the service's.
+	if l.fwmark == 0 && (l.fwd == 'g' || l.fwd == 'i') {
+		l.dport = l.port
+	}
+	if l.daddr.Is6() != v6 && l.fwd != 'i' {
+		return textErr("real-server", textAddrPort(l.daddr, l.dport), "a different address family is allowed only for tunnelling (-i)")
+	}
+	return l.finishTunnel(seen)
+}
+
+// finishTunnel checks the tunnel options of a destination against its
+// forwarding method and tunnel type, which defaults to ipip for -i.
+func (l *textLine) finishTunnel(seen map[string]bool) *TextError {
+	tunOpt := seen["tun-type"] || seen["tun-port"] || l.tunCsum != ""
+	if tunOpt && l.fwd != 'i' {
+		return textErr("forwarding-method", "", "tunnel options need -i")
+	}
+	if l.fwd == 'i' && l.tunType == "" {
+		l.tunType = "ipip"
+	}
+	switch l.tunType {
+	case "ipip":
+		if seen["tun-port"] || l.tunCsum != "" {
+			return textErr("tun-type", "ipip", "takes no --tun-port or checksum option")
 		}
-		if l.cmd == 'd' {
-			return nil
+	case "gue":
+		if !seen["tun-port"] {
+			return textErr("tun-port", "", "the gue tunnel type needs --tun-port")
 		}
-		if l.fwd == 0 {
-			l.fwd = 'g'
-		}
-		if !l.hasWeight {
-			l.weight = 1
-		}
-		// For route and tunnel the real server's port is the service's.
-		if l.fwmark == 0 && (l.fwd == 'g' || l.fwd == 'i') {
-			l.dport = l.port
-		}
-		if l.daddr.Is6() != v6 && l.fwd != 'i' {
-			return textErr("real-server", textAddrPort(l.daddr, l.dport), "a different address family is allowed only for tunnelling (-i)")
-		}
-		tunOpt := seen["tun-type"] || seen["tun-port"] || l.tunCsum != ""
-		if tunOpt && l.fwd != 'i' {
-			return textErr("forwarding-method", "", "tunnel options need -i")
-		}
-		if l.fwd == 'i' && l.tunType == "" {
-			l.tunType = "ipip"
-		}
-		switch l.tunType {
-		case "ipip":
-			if seen["tun-port"] || l.tunCsum != "" {
-				return textErr("tun-type", "ipip", "takes no --tun-port or checksum option")
-			}
-		case "gue":
-			if !seen["tun-port"] {
-				return textErr("tun-port", "", "the gue tunnel type needs --tun-port")
-			}
-		case "gre":
-			if seen["tun-port"] || l.tunCsum == "remcsum" {
-				return textErr("tun-type", "gre", "takes no --tun-port or --tun-remcsum")
-			}
+	case "gre":
+		if seen["tun-port"] || l.tunCsum == "remcsum" {
+			return textErr("tun-type", "gre", "takes no --tun-port or --tun-remcsum")
 		}
 	}
 	return nil
