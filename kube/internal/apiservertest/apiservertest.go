@@ -46,8 +46,10 @@ import (
 // test-apiserver program.
 const Env = "IPVSKIT_TEST_APISERVER"
 
-// timeout bounds each wait for the program: to start, stop or exit.
-const timeout = 3 * time.Minute
+// timeout bounds each wait for the program: to start, stop or exit. On the
+// host a start takes seconds; under the VM rig's emulation, beside other
+// work, it has taken over three minutes.
+const timeout = 8 * time.Minute
 
 // Server is a running test-apiserver program. Its methods are for the test's
 // own goroutine, one at a time.
