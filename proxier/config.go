@@ -47,12 +47,18 @@ type Config struct {
 	LinkName string
 	// Backend chooses how netfilter rules are written; default NFTables.
 	Backend Backend
-	// MasqueradeAll masquerades every packet to a VIP, not just those the
-	// local-traffic detector says come from outside.
+	// MasqueradeAll masquerades every packet to a cluster IP, not just
+	// those the local-traffic detector says come from outside, as
+	// kube-proxy's masqueradeAll. Packets to node ports, external IPs and
+	// load-balancer IPs are masqueraded as without it: unless the Service's
+	// external traffic policy is Local.
 	MasqueradeAll bool
 	// LocalDetector says which sources are "local" (pods): traffic from
-	// elsewhere to a cluster IP is masqueraded. Zero detects nothing: only
-	// MasqueradeAll and the hairpin rule masquerade.
+	// elsewhere to a cluster IP is masqueraded. Zero detects nothing: a
+	// packet to a cluster IP is then masqueraded only when its source is
+	// itself a cluster IP (the node talking from a VIP), by the hairpin
+	// rule, or with MasqueradeAll. It does not change how packets to node
+	// ports, external IPs and load-balancer IPs are masqueraded.
 	LocalDetector LocalDetector
 	// MasqueradeBit is the bit of the packet mark that asks for masquerade,
 	// 0-31; nil means 14 (mark 0x4000), as kube-proxy.

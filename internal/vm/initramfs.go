@@ -15,13 +15,14 @@ const AgentPort = "ipvskit.agent"
 // initScript is the guest's /init. It loads the modules (listed in load order
 // in /modules), mounts the host's root read-only at /host, gives it fresh
 // proc, sys, dev, run and a private TMPDIR, brings up the loopback as any
-// machine has it (a test's API server listens on 127.0.0.1), and runs the agent inside it. The
-// agent's path comes from the kernel command line (ipvskit_agent=). The share
-// is mounted cache=loose: the guest keeps what it read of the host's files
-// in its page cache, which makes each exec of a tool about three times
-// faster (measured: ipset version 0.23 s -> 0.08 s under emulation). The
-// host's files that a session uses do not change under it: test binaries
-// are new files, and the guest writes only to its own tmpfs.
+// machine has it (a test's API server listens on 127.0.0.1), and runs the
+// agent inside it. The agent's path comes from the kernel command line
+// (ipvskit_agent=). The share is mounted cache=loose: the guest keeps what
+// it read of the host's files in its page cache, which makes each exec of a
+// tool about three times faster (measured: ipset version 0.23 s -> 0.08 s
+// under emulation). The host's files that a session uses do not change under
+// it: test binaries are new files, and the guest writes only to its own
+// tmpfs.
 const initScript = `#!/bin/busybox sh
 B=/bin/busybox
 $B mkdir -p /proc /sys /dev /host
