@@ -3,7 +3,9 @@ package ipvs
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -188,8 +190,10 @@ func (l *textLine) checkOptions(seen map[string]bool) *TextError {
 	if !ok {
 		return textErr("", "", "no command (want -A, -E, -D, -a, -e or -d)")
 	}
-	for opt := range seen {
-		if !slicesContains(allowed, opt) {
+	// In name order, so that a line with several options the command does
+	// not allow always gets the same error.
+	for _, opt := range slices.Sorted(maps.Keys(seen)) {
+		if !slices.Contains(allowed, opt) {
 			return textErr(opt, "", "not allowed with the %s command", textCmdName(l.cmd))
 		}
 	}
@@ -380,15 +384,6 @@ func textCmdName(c byte) string {
 		return "delete-server"
 	}
 	return "?"
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // parseTextLines reads ipvsadm -R input: one command a line, an optional

@@ -122,6 +122,7 @@ func TestTextLineErrorsNameTheField(t *testing.T) {
 		{"-a -t 198.18.0.1:80 -r 198.18.1.1 -i --tun-type vxlan", "tun-type", "vxlan"},
 		{"-a -t 198.18.0.1:80 -r 198.18.1.1 -i --tun-type gre --tun-remcsum", "tun-type", "gre"},
 		{"-a -t 198.18.0.1:80 -r 198.18.1.1 -i --tun-csum --tun-nocsum", "tun-nocsum", ""},
+		{"-D -t 198.18.0.1:80 -s rr -p 10", "persistent", ""}, // the first of two, by name
 		{"-L -n", "", "-L"},
 		{"-t 198.18.0.1:80", "", ""},
 	} {
