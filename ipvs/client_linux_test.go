@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -263,4 +265,55 @@ func TestIntegrationStopDaemonRightAfterStart(t *testing.T) {
 			t.Fatalf("round %d: after stop, Daemons = %+v, %v", i, ds, err)
 		}
 	}
+}
+
+// TestIntegrationNetNSRule checks the documented values of Config.NetNS: 0
+// is the namespace of the thread calling New, a positive descriptor is that
+// namespace even after the caller closed it. Another program's service, in
+// both namespaces, is left alone.
+func TestIntegrationNetNSRule(t *testing.T) {
+	here, there := testutil.NewNetNS(t), testutil.NewNetNS(t)
+	testutil.RequireIPVS(t, here)
+	const foreign = "-A -t 198.18.9.9:80 -s rr"
+	ipvsadmRestore(t, here, foreign)
+	ipvsadmRestore(t, there, foreign)
+	svc := Service{Protocol: TCP, Addr: netip.MustParseAddr("198.18.0.1"), Port: 80, Scheduler: "wrr"}
+	const ours = "-A -t 198.18.0.1:80 -s wrr"
+	use := func(t *testing.T, c *Client, in, notIn *testutil.NetNS) {
+		t.Helper()
+		if err := c.AddService(t.Context(), svc); err != nil {
+			t.Fatal(err)
+		}
+		diffLines(t, "services where the client works", []string{foreign, ours}, saved(t, in))
+		diffLines(t, "services of the other namespace", []string{foreign}, saved(t, notIn))
+		if err := c.DeleteService(t.Context(), svc.Key()); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	t.Run("zero is the calling thread's", func(t *testing.T) {
+		var (
+			c   *Client
+			err error
+		)
+		here.Do(t, func() { c, err = New(&Config{}) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		use(t, c, here, there) // used from a thread outside here
+	})
+	t.Run("a descriptor the caller closes after New", func(t *testing.T) {
+		fd, err := unix.Dup(int(there.Handle()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(&Config{NetNS: netns.NsHandle(fd)})
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		use(t, c, there, here)
+	})
+	diffLines(t, "the foreign service", []string{foreign}, saved(t, here))
+	diffLines(t, "the foreign service", []string{foreign}, saved(t, there))
 }
