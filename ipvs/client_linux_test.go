@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ipvskit/ipvskit/internal/nsfd/nsfdtest"
 	"github.com/ipvskit/ipvskit/internal/testutil"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -267,10 +268,8 @@ func TestIntegrationStopDaemonRightAfterStart(t *testing.T) {
 	}
 }
 
-// TestIntegrationNetNSRule checks the documented values of Config.NetNS: 0
-// is the namespace of the thread calling New, a positive descriptor is that
-// namespace even after the caller closed it. Another program's service, in
-// both namespaces, is left alone.
+// TestIntegrationNetNSRule checks the documented values of Config.NetNS.
+// Another program's service, in both namespaces, is left alone.
 func TestIntegrationNetNSRule(t *testing.T) {
 	here, there := testutil.NewNetNS(t), testutil.NewNetNS(t)
 	testutil.RequireIPVS(t, here)
@@ -279,41 +278,22 @@ func TestIntegrationNetNSRule(t *testing.T) {
 	ipvsadmRestore(t, there, foreign)
 	svc := Service{Protocol: TCP, Addr: netip.MustParseAddr("198.18.0.1"), Port: 80, Scheduler: "wrr"}
 	const ours = "-A -t 198.18.0.1:80 -s wrr"
-	use := func(t *testing.T, c *Client, in, notIn *testutil.NetNS) {
-		t.Helper()
-		if err := c.AddService(t.Context(), svc); err != nil {
-			t.Fatal(err)
-		}
-		diffLines(t, "services where the client works", []string{foreign, ours}, saved(t, in))
-		diffLines(t, "services of the other namespace", []string{foreign}, saved(t, notIn))
-		if err := c.DeleteService(t.Context(), svc.Key()); err != nil {
-			t.Fatal(err)
-		}
-		c.Close()
-	}
-	t.Run("zero is the calling thread's", func(t *testing.T) {
-		var (
-			c   *Client
-			err error
-		)
-		here.Do(t, func() { c, err = New(&Config{}) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		use(t, c, here, there) // used from a thread outside here
-	})
-	t.Run("a descriptor the caller closes after New", func(t *testing.T) {
-		fd, err := unix.Dup(int(there.Handle()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := New(&Config{NetNS: netns.NsHandle(fd)})
-		unix.Close(fd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		use(t, c, there, here)
-	})
+	nsfdtest.Rule(t, here, there,
+		func(ns netns.NsHandle) (*Client, error) { return New(&Config{NetNS: ns}) },
+		func(t *testing.T, c *Client, in, notIn *testutil.NetNS) {
+			if err := c.AddService(t.Context(), svc); err != nil {
+				t.Fatal(err)
+			}
+			diffLines(t, "services where the client works", []string{foreign, ours}, saved(t, in))
+			diffLines(t, "services of the other namespace", []string{foreign}, saved(t, notIn))
+			if err := c.DeleteService(t.Context(), svc.Key()); err != nil {
+				t.Fatal(err)
+			}
+		},
+		func(err error) bool {
+			var ve *ValidationError
+			return errors.As(err, &ve) && ve.Field == "Config.NetNS"
+		})
 	diffLines(t, "the foreign service", []string{foreign}, saved(t, here))
 	diffLines(t, "the foreign service", []string{foreign}, saved(t, there))
 }
