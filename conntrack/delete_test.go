@@ -63,6 +63,15 @@ func (s *scripted) Batch(ctx context.Context, msgs []netlink.Message, _ nlconn.B
 	return errs, nil
 }
 
+func (s *scripted) Execute(context.Context, netlink.Message) ([]netlink.Message, error) {
+	s.t.Error("scripted: the conntrack client sent a single request; it only dumps and batches")
+	return nil, errors.New("scripted: no single requests")
+}
+
+func (s *scripted) Buffers() (int, int, error) {
+	return nlconn.DefaultBufferSize, nlconn.DefaultBufferSize, nil
+}
+
 func (s *scripted) Close() error { s.closed = true; return nil }
 
 func vip(a string) Filter {
