@@ -3,15 +3,19 @@ package conntrack
 import (
 	"context"
 
+	"github.com/ipvskit/ipvskit/internal/nsfd"
+
 	"github.com/vishvananda/netns"
 )
 
 // Config configures a Client. A nil *Config means the zero Config.
 type Config struct {
 	// NetNS is the network namespace whose conntrack table the Client
-	// works on, chosen once by New. The zero value means the namespace of
-	// the thread that calls New. The Client does not take ownership: the
-	// caller closes it, and may do so as soon as New returns.
+	// works on, chosen once by New: 0 means the namespace of the thread
+	// that calls New; a positive value is a file descriptor of the
+	// namespace, which New duplicates (the caller may close theirs as soon
+	// as New returns); a negative value, netns.None() included, makes New
+	// fail with a *ValidationError.
 	NetNS netns.NsHandle
 }
 
@@ -23,10 +27,14 @@ type Client struct {
 }
 
 // New opens a Client in cfg.NetNS. The error wraps ErrNotSupported on
-// systems other than Linux and on kernels without netfilter netlink.
+// systems other than Linux and on kernels without netfilter netlink; an
+// invalid cfg.NetNS is a *ValidationError, before anything is opened.
 func New(cfg *Config) (*Client, error) {
 	if cfg == nil {
 		cfg = &Config{}
+	}
+	if v, reason, ok := nsfd.Check(int(cfg.NetNS)); !ok {
+		return nil, &ValidationError{Field: "Config.NetNS", Value: v, Reason: reason}
 	}
 	conn, err := dial(cfg)
 	if err != nil {

@@ -11,12 +11,8 @@ import (
 
 // A conntrack delete request is about 100 bytes; the default buffers of
 // nlconn are plenty.
-func dial(cfg *Config) (conn, error) {
-	ns := 0
-	if cfg.NetNS > 0 {
-		ns = int(cfg.NetNS)
-	}
-	c, err := nlconn.Dial(unix.NETLINK_NETFILTER, &nlconn.Config{NetNS: ns})
+func dial(cfg *Config) (nlconn.Transport, error) {
+	c, err := nlconn.Dial(unix.NETLINK_NETFILTER, &nlconn.Config{NetNS: int(cfg.NetNS)})
 	if errors.Is(err, unix.EPROTONOSUPPORT) {
 		return nil, fmt.Errorf("conntrack: the kernel has no netfilter netlink (module nfnetlink): %w (%w)", ErrNotSupported, err)
 	}

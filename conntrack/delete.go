@@ -13,16 +13,8 @@ import (
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 )
 
-// conn is what a client needs of a netlink socket: *nlconn.Conn, or a
-// scripted one in tests.
-type conn interface {
-	Dump(ctx context.Context, m netlink.Message, fn func(h netlink.Header, data []byte) error) error
-	Batch(ctx context.Context, msgs []netlink.Message, opt nlconn.BatchOptions) ([]error, error)
-	Close() error
-}
-
 type client struct {
-	conn conn
+	conn nlconn.Transport
 
 	mu     sync.Mutex
 	closed bool

@@ -12,14 +12,14 @@ import (
 	"github.com/mdlayher/netlink"
 
 	"github.com/ipvskit/ipvskit/internal/nlconn"
+	"github.com/ipvskit/ipvskit/internal/nlconn/nlconntest"
 )
 
 // scripted is a ctnetlink socket that dumps a fixed table per family and
 // answers deletes as told, recording what it was sent.
 type scripted struct {
-	t       *testing.T
-	table   map[Family][]Flow
-	dumpErr error
+	t     *testing.T
+	table map[Family][]Flow
 	// answer returns the kernel's answer to deleting fl (nil: deleted).
 	answer  func(fl Flow) error
 	dumps   []Family
@@ -33,9 +33,6 @@ func (s *scripted) Dump(ctx context.Context, m netlink.Message, fn func(netlink.
 	}
 	fam := Family(m.Data[0])
 	s.dumps = append(s.dumps, fam)
-	if s.dumpErr != nil {
-		return s.dumpErr
-	}
 	for i, fl := range s.table[fam] {
 		if err := fn(netlink.Header{}, encodeEntry(s.t, fl, uint32(i+1), 0)); err != nil {
 			return err
@@ -61,6 +58,15 @@ func (s *scripted) Batch(ctx context.Context, msgs []netlink.Message, _ nlconn.B
 		}
 	}
 	return errs, nil
+}
+
+func (s *scripted) Execute(context.Context, netlink.Message) ([]netlink.Message, error) {
+	s.t.Error("scripted: the conntrack client sent a single request; it only dumps and batches")
+	return nil, errors.New("scripted: no single requests")
+}
+
+func (s *scripted) Buffers() (int, int, error) {
+	return nlconn.DefaultBufferSize, nlconn.DefaultBufferSize, nil
 }
 
 func (s *scripted) Close() error { s.closed = true; return nil }
@@ -154,8 +160,17 @@ func TestDeleteCountsAndErrors(t *testing.T) {
 }
 
 func TestDeleteWithoutCTNetlink(t *testing.T) {
-	// nfnetlink answers EINVAL for a subsystem it does not have.
-	s := &scripted{t: t, dumpErr: &nlconn.Error{Errno: syscall.EINVAL}}
+	// nfnetlink answers EINVAL for a subsystem it does not have. One dump,
+	// of the IPv4 table, and nothing after it.
+	s := nlconntest.New(t, nlconntest.Call{Op: nlconntest.Dump, Requests: []nlconntest.Request{{
+		Check: func(m netlink.Message) error {
+			if len(m.Data) == 0 || Family(m.Data[0]) != IPv4 {
+				return fmt.Errorf("dump request %x is not for the IPv4 table", m.Data)
+			}
+			return nil
+		},
+		Err: nlconntest.Errno(syscall.EINVAL),
+	}}})
 	c := &client{conn: s}
 	_, err := c.delete(context.Background(), []Filter{vip("198.18.100.1")})
 	var ce *Error

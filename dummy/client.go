@@ -4,15 +4,19 @@ import (
 	"context"
 	"net/netip"
 
+	"github.com/ipvskit/ipvskit/internal/nsfd"
+
 	"github.com/vishvananda/netns"
 )
 
 // Config configures a Client. A nil *Config means the zero Config.
 type Config struct {
 	// NetNS is the network namespace the Client works in, chosen once by
-	// New. The zero value means the namespace of the thread that calls
-	// New. The Client does not take ownership: the caller closes it, and
-	// may do so as soon as New returns.
+	// New: 0 means the namespace of the thread that calls New; a positive
+	// value is a file descriptor of the namespace, which the Client does
+	// not keep (the caller may close theirs as soon as New returns); a
+	// negative value, netns.None() included, makes New fail with a
+	// *ValidationError.
 	NetNS netns.NsHandle
 	// Owner is the Client's ownership mark, written as the alias of every
 	// link Ensure creates (`ip link show` prints "alias <owner>"). A link
@@ -43,7 +47,8 @@ type Client struct {
 }
 
 // New opens a Client in cfg.NetNS. The error wraps ErrNotSupported on
-// systems other than Linux.
+// systems other than Linux; an invalid cfg.NetNS or Owner is a
+// *ValidationError, before anything is opened.
 func New(cfg *Config) (*Client, error) {
 	conf := Config{}
 	if cfg != nil {
@@ -54,6 +59,9 @@ func New(cfg *Config) (*Client, error) {
 	}
 	if err := ValidateOwner(conf.Owner); err != nil {
 		return nil, err
+	}
+	if v, reason, ok := nsfd.Check(int(conf.NetNS)); !ok {
+		return nil, &ValidationError{Field: "Config.NetNS", Value: v, Reason: reason}
 	}
 	c, err := newClient(&conf)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipvskit/ipvskit/internal/nlconn"
+	"github.com/ipvskit/ipvskit/internal/nsfd"
 )
 
 // kind is the rtnetlink link kind of a dummy link (IFLA_INFO_KIND).
@@ -41,20 +42,24 @@ type client struct {
 }
 
 func newClient(cfg *Config) (*client, error) {
-	ns := cfg.NetNS
-	if ns == 0 {
-		// The zero handle would be file descriptor 0: it means "here".
-		ns = netns.None()
+	fd, err := nsfd.Open(int(cfg.NetNS))
+	if err != nil {
+		return nil, fmt.Errorf("dummy: %w", err)
 	}
-	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
+	// Both sockets are bound to the namespace when they are opened; the
+	// descriptor is not needed afterwards.
+	defer unix.Close(fd)
+	hns := netns.NsHandle(fd)
+	if cfg.NetNS == 0 {
+		// Already here: open the socket without entering the namespace,
+		// which would need CAP_SYS_ADMIN.
+		hns = netns.None()
+	}
+	h, err := netlink.NewHandleAt(hns, unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("dummy: opening an rtnetlink socket in the network namespace: %w", err)
 	}
-	nsfd := 0
-	if cfg.NetNS > 0 {
-		nsfd = int(cfg.NetNS)
-	}
-	nl, err := nlconn.Dial(unix.NETLINK_ROUTE, &nlconn.Config{NetNS: nsfd})
+	nl, err := nlconn.Dial(unix.NETLINK_ROUTE, &nlconn.Config{NetNS: fd})
 	if err != nil {
 		h.Close()
 		return nil, fmt.Errorf("dummy: opening an rtnetlink socket in the network namespace: %w", err)

@@ -3,14 +3,19 @@ package ipset
 import (
 	"context"
 
+	"github.com/ipvskit/ipvskit/internal/nsfd"
+
 	"github.com/vishvananda/netns"
 )
 
 // Config configures a Client. A nil *Config means the defaults.
 type Config struct {
 	// NetNS is the network namespace the client works in, chosen once at
-	// New; the zero value means the namespace of the calling thread. The
-	// handle is duplicated, so the caller may close it after New.
+	// New: 0 means the namespace of the thread that calls New; a positive
+	// value is a file descriptor of the namespace, which New duplicates
+	// (the caller may close theirs as soon as New returns); a negative
+	// value, netns.None() included, makes New fail with a
+	// *ValidationError.
 	NetNS netns.NsHandle
 }
 
@@ -20,10 +25,14 @@ type Client struct{ c *client }
 
 // New dials the ipset netlink subsystem in cfg.NetNS and negotiates the
 // protocol version (7 or 6). An error wrapping ErrNotSupported means the
-// kernel has no ipset (module ip_set).
+// kernel has no ipset (module ip_set); an invalid cfg.NetNS is a
+// *ValidationError, before anything is opened.
 func New(cfg *Config) (*Client, error) {
 	if cfg == nil {
 		cfg = &Config{}
+	}
+	if v, reason, ok := nsfd.Check(int(cfg.NetNS)); !ok {
+		return nil, &ValidationError{Field: "Config.NetNS", Value: v, Reason: reason}
 	}
 	c, err := newClient(cfg)
 	if err != nil {

@@ -10,11 +10,7 @@ import (
 )
 
 func newClient(cfg *Config) (*client, error) {
-	ns := 0
-	if cfg.NetNS > 0 {
-		ns = int(cfg.NetNS)
-	}
-	conn, err := nlconn.Dial(unix.NETLINK_NETFILTER, &nlconn.Config{NetNS: ns})
+	conn, err := nlconn.Dial(unix.NETLINK_NETFILTER, &nlconn.Config{NetNS: int(cfg.NetNS)})
 	if err != nil {
 		return nil, fmt.Errorf("ipset: dialing netfilter netlink: %w", err)
 	}

@@ -8,21 +8,12 @@ import (
 	"syscall"
 
 	"github.com/ipvskit/ipvskit/internal/nlconn"
-	"github.com/mdlayher/netlink"
 )
-
-// transport is what the client needs from its socket (an *nlconn.Conn).
-type transport interface {
-	Execute(ctx context.Context, m netlink.Message) ([]netlink.Message, error)
-	Batch(ctx context.Context, msgs []netlink.Message, opt nlconn.BatchOptions) ([]error, error)
-	Buffers() (rcv, snd int, err error)
-	Close() error
-}
 
 // client holds the state behind a Client: the socket, the negotiated
 // protocol and the type revisions learnt so far.
 type client struct {
-	t     transport
+	t     nlconn.Transport
 	proto uint8
 
 	mu   sync.Mutex
@@ -41,7 +32,7 @@ type revKey struct {
 }
 
 // initClient negotiates the protocol over t.
-func initClient(ctx context.Context, t transport) (*client, error) {
+func initClient(ctx context.Context, t nlconn.Transport) (*client, error) {
 	msgs, err := t.Execute(ctx, protocolRequest())
 	if err != nil {
 		var ne *nlconn.Error

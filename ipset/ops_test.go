@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ipvskit/ipvskit/internal/nlconn"
+	"github.com/ipvskit/ipvskit/internal/nlconn/nlconntest"
 	"github.com/mdlayher/netlink"
 )
 
@@ -34,10 +35,14 @@ func (s *scripted) Batch(ctx context.Context, msgs []netlink.Message, opt nlconn
 	return errs, nil
 }
 
+func (s *scripted) Dump(context.Context, netlink.Message, func(netlink.Header, []byte) error) error {
+	return errors.New("scripted: the ipset client does not stream dumps")
+}
+
 func (s *scripted) Buffers() (int, int, error) { return 8 << 20, 8 << 20, nil }
 func (s *scripted) Close() error               { return nil }
 
-func kernelErr(code int) error { return &nlconn.Error{Errno: syscall.Errno(code)} }
+func kernelErr(code int) error { return nlconntest.Errno(syscall.Errno(code)) }
 
 // headerReply is a LIST reply for a hash:ip,port set named name.
 func headerReply(name string) []netlink.Message {
@@ -162,7 +167,11 @@ func TestInitClientNegotiates(t *testing.T) {
 		{"no ipset subsystem", nil, kernelErr(int(syscall.EINVAL)), 0, ErrNotSupported},
 		{"not privileged", nil, kernelErr(int(syscall.EPERM)), 0, fs.ErrPermission},
 	} {
-		s := &scripted{answer: func(uint8, netlink.Message) ([]netlink.Message, error) { return tc.msgs, tc.err }}
+		s := nlconntest.New(t, nlconntest.Call{Op: nlconntest.Execute, Requests: []nlconntest.Request{{
+			Check:   nlconntest.HeaderType(protocolRequest().Header.Type),
+			Replies: tc.msgs,
+			Err:     tc.err,
+		}}})
 		c, err := initClient(context.Background(), s)
 		switch {
 		case tc.wantErr != nil && !errors.Is(err, tc.wantErr):

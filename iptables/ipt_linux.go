@@ -7,14 +7,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os/exec"
-	"runtime"
 
+	"github.com/ipvskit/ipvskit/internal/nsfd"
 	"github.com/ipvskit/ipvskit/ipset"
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
-// nsRunner runs binaries inside a network namespace (0: the current one).
+// nsRunner runs binaries inside the network namespace of ns, a descriptor
+// from nsfd.Open.
 type nsRunner struct{ ns netns.NsHandle }
 
 func (r *nsRunner) run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
@@ -22,35 +22,17 @@ func (r *nsRunner) run(ctx context.Context, stdin []byte, name string, args ...s
 	if err != nil {
 		return nil, err
 	}
-	var (
-		stdout, stderr bytes.Buffer
-		runErr         error
-	)
-	do := func() {
+	var stdout, stderr bytes.Buffer
+	// Go forks from the calling thread, which nsfd.Do has put in the
+	// namespace, so the child starts there.
+	runErr := nsfd.Do(int(r.ns), func() error {
 		cmd := exec.CommandContext(ctx, path, args...)
 		if stdin != nil {
 			cmd.Stdin = bytes.NewReader(stdin)
 		}
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		runErr = cmd.Run()
-	}
-	if r.ns <= 0 {
-		do()
-	} else {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			// The thread enters the namespace and is never unlocked, so
-			// the runtime ends it instead of reusing it elsewhere.
-			runtime.LockOSThread()
-			if runErr = netns.Set(r.ns); runErr != nil {
-				runErr = fmt.Errorf("entering network namespace: %w", runErr)
-				return
-			}
-			do()
-		}()
-		<-done
-	}
+		return cmd.Run()
+	})
 	if runErr != nil {
 		if msg := bytes.TrimSpace(stderr.Bytes()); len(msg) > 0 {
 			return stdout.Bytes(), fmt.Errorf("%w: %s", runErr, msg)
@@ -60,30 +42,13 @@ func (r *nsRunner) run(ctx context.Context, stdin []byte, name string, args ...s
 	return stdout.Bytes(), nil
 }
 
-// dupNS duplicates a namespace handle so the caller may close theirs.
-func dupNS(ns netns.NsHandle) (netns.NsHandle, error) {
-	if ns <= 0 {
-		return 0, nil
-	}
-	fd, err := unix.Dup(int(ns))
-	if err != nil {
-		return 0, fmt.Errorf("duplicating the network namespace handle: %w", err)
-	}
-	unix.CloseOnExec(fd)
-	return netns.NsHandle(fd), nil
-}
-
 func newIPTBackend(cfg *IPTablesConfig) (*iptBackend, error) {
-	ns, err := dupNS(cfg.NetNS)
+	fd, err := nsfd.Open(int(cfg.NetNS))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("iptables: %w", err)
 	}
-	closeNS := func() error {
-		if ns > 0 {
-			return ns.Close()
-		}
-		return nil
-	}
+	ns := netns.NsHandle(fd) // ours, closed with the back end
+	closeNS := ns.Close
 	run := &nsRunner{ns: ns}
 	fl := cfg.Flavor
 	if fl == FlavorAuto {

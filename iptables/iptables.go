@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ipvskit/ipvskit/internal/names"
+	"github.com/ipvskit/ipvskit/internal/nsfd"
 	"github.com/ipvskit/ipvskit/ipset"
 	"github.com/vishvananda/netns"
 )
@@ -51,7 +52,11 @@ func (f Flavor) binary(fam Family, tool string) string {
 // means the defaults.
 type IPTablesConfig struct {
 	// NetNS is the network namespace to work in, chosen once at
-	// construction; the zero value means the current one.
+	// construction: 0 means the namespace of the thread that calls the
+	// constructor; a positive value is a file descriptor of the namespace,
+	// which the back end duplicates (the caller may close theirs as soon
+	// as the constructor returns); a negative value, netns.None()
+	// included, is a *ValidationError.
 	NetNS netns.NsHandle
 	// Family is the family of the rulesets this back end applies (iptables
 	// or ip6tables); zero means IPv4.
@@ -98,6 +103,9 @@ func NewIPTables(cfg *IPTablesConfig) (*IPTables, error) {
 	c := IPTablesConfig{}
 	if cfg != nil {
 		c = *cfg
+	}
+	if v, reason, ok := nsfd.Check(int(c.NetNS)); !ok {
+		return nil, &ValidationError{Field: "IPTablesConfig.NetNS", Value: v, Reason: reason}
 	}
 	if c.Family == 0 {
 		c.Family = IPv4

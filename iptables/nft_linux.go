@@ -8,7 +8,9 @@ import (
 
 	"github.com/google/nftables"
 	"github.com/ipvskit/ipvskit/internal/names"
+	"github.com/ipvskit/ipvskit/internal/nsfd"
 	"github.com/mdlayher/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,7 +52,15 @@ type nftBackend struct {
 }
 
 func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
+	fd, err := nsfd.Open(int(cfg.NetNS))
+	if err != nil {
+		return nil, fmt.Errorf("nftables: %w", err)
+	}
 	b := &nftBackend{cfg: *cfg, mark: names.Mark(cfg.Instance), probes: nftProbes()}
+	// From here on, b.cfg.NetNS is the back end's own descriptor: the
+	// caller may close theirs, and close closes this one.
+	b.cfg.NetNS = netns.NsHandle(fd)
+	cfg = &b.cfg
 	capture := func(c *netlink.Conn) error {
 		b.nl = c
 		// Buffers are sized here because a socket option turns off the
@@ -60,12 +70,10 @@ func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
 		}
 		return c.SetWriteBuffer(4 << 20)
 	}
-	opts := []nftables.ConnOption{nftables.AsLasting(), nftables.WithSockOptions(capture)}
-	if cfg.NetNS > 0 {
-		opts = append(opts, nftables.WithNetNSFd(int(cfg.NetNS)))
-	}
+	opts := []nftables.ConnOption{nftables.AsLasting(), nftables.WithSockOptions(capture), nftables.WithNetNSFd(fd)}
 	conn, err := nftables.New(opts...)
 	if err != nil {
+		unix.Close(fd)
 		return nil, fmt.Errorf("nftables: opening netlink socket: %w", err)
 	}
 	b.conn = conn
@@ -76,6 +84,7 @@ func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
 	b.table = &nftables.Table{Name: names.Table(cfg.Instance, cfg.KubeProxyNames), Family: fam}
 	if _, err := conn.ListTablesOfFamily(fam); err != nil {
 		conn.CloseLasting()
+		unix.Close(fd)
 		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EPROTONOSUPPORT) || errors.Is(err, unix.ENOENT) {
 			return nil, fmt.Errorf("nftables: the kernel has no nf_tables (module nf_tables): %w: %w", ErrNotSupported, err)
 		}
@@ -90,7 +99,14 @@ func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
 	return b, nil
 }
 
-func (b *nftBackend) close() error { return b.conn.CloseLasting() }
+func (b *nftBackend) close() error {
+	err := b.conn.CloseLasting()
+	if b.cfg.NetNS >= 0 {
+		unix.Close(int(b.cfg.NetNS))
+		b.cfg.NetNS = -1
+	}
+	return err
+}
 
 func (b *nftBackend) lastStats() ApplyStats { return b.stats }
 

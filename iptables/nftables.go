@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/ipvskit/ipvskit/internal/names"
+	"github.com/ipvskit/ipvskit/internal/nsfd"
 
 	"github.com/vishvananda/netns"
 )
@@ -17,7 +18,11 @@ const DefaultMaxBatchElements = 50000
 // means the defaults.
 type NFTablesConfig struct {
 	// NetNS is the network namespace to work in, chosen once at
-	// construction; the zero value means the current one.
+	// construction: 0 means the namespace of the thread that calls the
+	// constructor; a positive value is a file descriptor of the namespace,
+	// which the back end duplicates (the caller may close theirs as soon
+	// as the constructor returns); a negative value, netns.None()
+	// included, is a *ValidationError.
 	NetNS netns.NsHandle
 	// Family is the family of the rulesets this back end applies; zero
 	// means IPv4. The table is in nft family ip (IPv4) or ip6 (IPv6).
@@ -79,6 +84,9 @@ func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
 	c := NFTablesConfig{}
 	if cfg != nil {
 		c = *cfg
+	}
+	if v, reason, ok := nsfd.Check(int(c.NetNS)); !ok {
+		return nil, &ValidationError{Field: "NFTablesConfig.NetNS", Value: v, Reason: reason}
 	}
 	if c.Family == 0 {
 		c.Family = IPv4

@@ -3,16 +3,20 @@ package ipvs
 import (
 	"context"
 
+	"github.com/ipvskit/ipvskit/internal/nsfd"
+
 	"github.com/vishvananda/netns"
 )
 
 // Config configures a Client. The zero value (or a nil *Config) means
 // defaults.
 type Config struct {
-	// NetNS is the network namespace to manage. The zero value means the
-	// namespace of the calling thread at New. It is chosen once: New
-	// duplicates the handle, so the caller may close it afterwards, and a
-	// socket that the Client replaces is opened in the same namespace.
+	// NetNS is the network namespace to manage, chosen once at New: 0
+	// means the namespace of the thread that calls New; a positive value
+	// is a file descriptor of the namespace, which New duplicates (the
+	// caller may close theirs as soon as New returns); a negative value,
+	// netns.None() included, makes New fail with a *ValidationError. A
+	// socket the Client replaces is opened in the same namespace.
 	NetNS netns.NsHandle
 }
 
@@ -36,10 +40,15 @@ type Client struct {
 var _ Interface = (*Client)(nil)
 
 // New opens a Client. It fails with an error wrapping ErrNotSupported when
-// the kernel has no IPVS (module ip_vs not loaded) or the system is not Linux.
+// the kernel has no IPVS (module ip_vs not loaded) or the system is not
+// Linux, and with a *ValidationError for an invalid cfg.NetNS, before it
+// opens anything.
 func New(cfg *Config) (*Client, error) {
 	if cfg == nil {
 		cfg = &Config{}
+	}
+	if v, reason, ok := nsfd.Check(int(cfg.NetNS)); !ok {
+		return nil, &ValidationError{Field: "Config.NetNS", Value: v, Reason: reason}
 	}
 	c, err := newClient(cfg)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 
 // client is the Linux implementation behind Client.
 type client struct {
-	conn   *nlconn.Conn
+	conn   nlconn.Transport
 	family netlink.HeaderType // the IPVS generic netlink family's ID
 }
 
@@ -23,17 +23,27 @@ func newClient(cfg *Config) (*client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ipvs: %w", err)
 	}
-	id, err := resolveFamily(conn)
+	c, err := initClient(context.Background(), conn)
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
-	return &client{conn: conn, family: id}, nil
+	return c, nil
+}
+
+// initClient resolves the IPVS family over t: the seam unit tests drive
+// with a scripted transport.
+func initClient(ctx context.Context, t nlconn.Transport) (*client, error) {
+	id, err := resolveFamily(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return &client{conn: t, family: id}, nil
 }
 
 // resolveFamily asks the generic netlink controller for the IPVS family's ID
 // (CTRL_CMD_GETFAMILY, include/uapi/linux/genetlink.h).
-func resolveFamily(conn *nlconn.Conn) (netlink.HeaderType, error) {
+func resolveFamily(ctx context.Context, conn nlconn.Transport) (netlink.HeaderType, error) {
 	ae := netlink.NewAttributeEncoder()
 	ae.String(unix.CTRL_ATTR_FAMILY_NAME, genlName)
 	attrs, _ := ae.Encode()
@@ -41,7 +51,7 @@ func resolveFamily(conn *nlconn.Conn) (netlink.HeaderType, error) {
 		Header: genetlink.Header{Command: unix.CTRL_CMD_GETFAMILY, Version: 1},
 		Data:   attrs,
 	}).MarshalBinary()
-	msgs, err := conn.Execute(context.Background(), netlink.Message{
+	msgs, err := conn.Execute(ctx, netlink.Message{
 		Header: netlink.Header{Type: unix.GENL_ID_CTRL},
 		Data:   data,
 	})

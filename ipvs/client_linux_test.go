@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ipvskit/ipvskit/internal/nsfd/nsfdtest"
 	"github.com/ipvskit/ipvskit/internal/testutil"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -263,4 +266,34 @@ func TestIntegrationStopDaemonRightAfterStart(t *testing.T) {
 			t.Fatalf("round %d: after stop, Daemons = %+v, %v", i, ds, err)
 		}
 	}
+}
+
+// TestIntegrationNetNSRule checks the documented values of Config.NetNS.
+// Another program's service, in both namespaces, is left alone.
+func TestIntegrationNetNSRule(t *testing.T) {
+	here, there := testutil.NewNetNS(t), testutil.NewNetNS(t)
+	testutil.RequireIPVS(t, here)
+	const foreign = "-A -t 198.18.9.9:80 -s rr"
+	ipvsadmRestore(t, here, foreign)
+	ipvsadmRestore(t, there, foreign)
+	svc := Service{Protocol: TCP, Addr: netip.MustParseAddr("198.18.0.1"), Port: 80, Scheduler: "wrr"}
+	const ours = "-A -t 198.18.0.1:80 -s wrr"
+	nsfdtest.Rule(t, here, there,
+		func(ns netns.NsHandle) (*Client, error) { return New(&Config{NetNS: ns}) },
+		func(t *testing.T, c *Client, in, notIn *testutil.NetNS) {
+			if err := c.AddService(t.Context(), svc); err != nil {
+				t.Fatal(err)
+			}
+			diffLines(t, "services where the client works", []string{foreign, ours}, saved(t, in))
+			diffLines(t, "services of the other namespace", []string{foreign}, saved(t, notIn))
+			if err := c.DeleteService(t.Context(), svc.Key()); err != nil {
+				t.Fatal(err)
+			}
+		},
+		func(err error) bool {
+			var ve *ValidationError
+			return errors.As(err, &ve) && ve.Field == "Config.NetNS"
+		})
+	diffLines(t, "the foreign service", []string{foreign}, saved(t, here))
+	diffLines(t, "the foreign service", []string{foreign}, saved(t, there))
 }

@@ -7,15 +7,18 @@ import (
 	"io/fs"
 	"strconv"
 
+	"github.com/ipvskit/ipvskit/internal/nsfd"
 	"github.com/vishvananda/netns"
 )
 
 // Config configures a Client. A nil *Config means the zero Config.
 type Config struct {
 	// NetNS is the network namespace whose keys the Client reads and
-	// writes, chosen once by New (which keeps its own copy of the handle:
-	// the caller may close theirs). The zero value means the namespace of
-	// the thread that calls New.
+	// writes, chosen once by New: 0 means the namespace of the thread that
+	// calls New; a positive value is a file descriptor of the namespace,
+	// which New duplicates (the caller may close theirs as soon as New
+	// returns); a negative value, netns.None() included, makes New fail
+	// with a *ValidationError.
 	NetNS netns.NsHandle
 }
 
@@ -50,10 +53,13 @@ type keyRW interface {
 }
 
 // New returns a Client for cfg.NetNS. The error wraps ErrNotSupported on
-// systems other than Linux.
+// systems other than Linux; an invalid cfg.NetNS is a *ValidationError.
 func New(cfg *Config) (*Client, error) {
 	if cfg == nil {
 		cfg = &Config{}
+	}
+	if v, reason, ok := nsfd.Check(int(cfg.NetNS)); !ok {
+		return nil, &ValidationError{Field: "Config.NetNS", Value: v, Reason: reason}
 	}
 	s, err := newStore(cfg)
 	if err != nil {

@@ -1,5 +1,31 @@
 package nlconn
 
+import (
+	"context"
+
+	"github.com/mdlayher/netlink"
+)
+
+// Transport is what a kernel client needs of its netlink socket: a *Conn,
+// or in tests a scripted fake (package nlconntest). The methods are those
+// of Conn, with its semantics.
+type Transport interface {
+	// Execute sends one request and returns its replies (all of a dump
+	// when m asks for one).
+	Execute(ctx context.Context, m netlink.Message) ([]netlink.Message, error)
+	// Batch sends many requests with one ack per send; errs[i] is
+	// msgs[i]'s outcome.
+	Batch(ctx context.Context, msgs []netlink.Message, opt BatchOptions) (errs []error, err error)
+	// Dump sends a dump request and streams its messages to fn.
+	Dump(ctx context.Context, m netlink.Message, fn func(h netlink.Header, data []byte) error) error
+	// Buffers reports the socket's receive and send buffer sizes.
+	Buffers() (rcv, snd int, err error)
+	// Close releases the socket.
+	Close() error
+}
+
+var _ Transport = (*Conn)(nil)
+
 // Default sizes. The kernel doubles what is asked for socket buffers.
 const (
 	// DefaultBufferSize is the socket receive and send buffer asked for
@@ -41,10 +67,10 @@ type BatchOptions struct {
 
 // Config says where and how to dial.
 type Config struct {
-	// NetNS is a file descriptor of the network namespace to open the
-	// socket in; 0 means the namespace of the calling thread. It is
-	// duplicated at Dial, so the caller may close it afterwards, and every
-	// re-dial uses the same namespace.
+	// NetNS follows the rule of package internal/nsfd: 0 means the
+	// calling thread's namespace, a positive value is a descriptor of the
+	// namespace (duplicated at Dial, so the caller may close theirs), and a
+	// negative value is an error. Every re-dial uses the same namespace.
 	NetNS int
 
 	// BufferSize is the socket buffer size to ask for; 0 means

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/ipvskit/ipvskit/internal/nsfd"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -46,40 +46,21 @@ func Dial(family int, cfg *Config) (*Conn, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	nsfd, err := dupNetNS(cfg.NetNS)
+	fd, err := nsfd.Open(cfg.NetNS)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("netlink dial: %w", err)
 	}
-	c := &Conn{family: family, bufSize: cfg.BufferSize, nsfd: nsfd}
+	c := &Conn{family: family, bufSize: cfg.BufferSize, nsfd: fd}
 	if c.bufSize <= 0 {
 		c.bufSize = DefaultBufferSize
 	}
 	s, err := c.dial()
 	if err != nil {
-		unix.Close(nsfd)
+		unix.Close(fd)
 		return nil, err
 	}
 	c.s = s
 	return c, nil
-}
-
-// dupNetNS returns a close-on-exec duplicate of fd, or a descriptor of the
-// calling thread's namespace when fd is 0.
-func dupNetNS(fd int) (int, error) {
-	if fd != 0 {
-		d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-		if err != nil {
-			return -1, fmt.Errorf("netlink dial: duplicating netns descriptor %d: %w", fd, err)
-		}
-		return d, nil
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	d, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, fmt.Errorf("netlink dial: opening the current network namespace: %w", err)
-	}
-	return d, nil
 }
 
 func (c *Conn) dial() (*sock, error) {

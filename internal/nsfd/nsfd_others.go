@@ -1,0 +1,18 @@
+//go:build !linux
+
+package nsfd
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/ipvskit/ipvskit/internal/kerr"
+)
+
+var errOS = fmt.Errorf("network namespaces on %s: %w", runtime.GOOS, kerr.ErrNotSupported)
+
+// Open fails: network namespaces exist only on Linux.
+func Open(int) (int, error) { return -1, errOS }
+
+// Do fails: network namespaces exist only on Linux.
+func Do(int, func() error) error { return errOS }
