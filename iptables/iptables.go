@@ -184,24 +184,6 @@ func (t *IPTables) Render(r *Ruleset) (string, error) { return t.b.render(r) }
 // Close releases the ipset client. It does not change the kernel's state.
 func (t *IPTables) Close() error { return t.b.close() }
 
-// Backend is what the proxier needs from either back end.
-type Backend interface {
-	Apply(ctx context.Context, r *Ruleset) error
-	ApplyFull(ctx context.Context, r *Ruleset) error
-	Repair(ctx context.Context) error
-	Check(ctx context.Context) ([]Drift, error)
-	Owned(ctx context.Context) (*Ruleset, error)
-	LastStats() ApplyStats
-	Cleanup(ctx context.Context) error
-	Render(r *Ruleset) (string, error)
-	Close() error
-}
-
-var (
-	_ Backend = (*IPTables)(nil)
-	_ Backend = (*NFTables)(nil)
-)
-
 // The engine's writers.
 var (
 	_ syncWriter = (*iptBackend)(nil)
