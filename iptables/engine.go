@@ -34,8 +34,9 @@ type syncEngine struct {
 }
 
 // syncWriter is what is particular to one back end: how it writes, reads
-// back and removes its own objects. The engine calls it only after the
-// family, the ruleset and ctx were checked.
+// back and removes its own objects. The engine calls a write only after
+// the family, the ruleset, the limits and ctx were checked, and any method
+// only with ctx not yet done.
 type syncWriter interface {
 	// kind names the back end in errors: "iptables" or "nftables".
 	kind() string
