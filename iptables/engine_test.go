@@ -70,17 +70,23 @@ func wantCalls(t *testing.T, w *fakeWriter, want ...string) {
 	}
 }
 
+// synced returns an engine that applied sample(IPv4) through a fake
+// writer, a full sync, and that ruleset.
+func synced(t *testing.T) (*syncEngine, *fakeWriter, *Ruleset) {
+	t.Helper()
+	e, w, r := &syncEngine{}, &fakeWriter{fam: IPv4}, sample(IPv4, Options{})
+	if err := e.apply(context.Background(), w, r, false); err != nil {
+		t.Fatal(err)
+	}
+	wantCalls(t, w, "full repair=false")
+	return e, w, r
+}
+
 // An incremental sync that fails leaves want the ruleset it attempted (a
 // copy: the caller may change theirs) and makes the next Apply full.
 func TestEngineFailedDeltasMakeTheNextApplyFull(t *testing.T) {
 	ctx := context.Background()
-	var e syncEngine
-	w := &fakeWriter{fam: IPv4}
-	r := sample(IPv4, Options{})
-	if err := e.apply(ctx, w, r, false); err != nil {
-		t.Fatal(err)
-	}
-	wantCalls(t, w, "full repair=false")
+	e, w, r := synced(t)
 	vip := AddrPort(mustAddr("198.18.0.9"), TCP, 80)
 	r.Add(VirtualServers, vip)
 	injected := errors.New("injected")
@@ -144,13 +150,7 @@ func TestEngineRepairWritesWantInFull(t *testing.T) {
 // full sync.
 func TestEngineRefusesBeforeWriting(t *testing.T) {
 	ctx := context.Background()
-	var e syncEngine
-	w := &fakeWriter{fam: IPv4}
-	r := sample(IPv4, Options{})
-	if err := e.apply(ctx, w, r, false); err != nil {
-		t.Fatal(err)
-	}
-	w.take()
+	e, w, r := synced(t)
 	last := e.last
 	bad := r.Clone()
 	bad.Add(VirtualServers, AddrPort(mustAddr("2001:db8::1"), TCP, 80))
