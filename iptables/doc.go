@@ -17,8 +17,10 @@
 //
 // # The back ends
 //
-// IPTables and NFTables both implement Backend, the interface the proxier
-// uses. Each is bound to one family and one network namespace at
+// IPTables and NFTables have the same methods (Apply, ApplyFull, Repair,
+// Check, Owned, LastStats, Cleanup, Render, Close), so a program that can
+// use either declares the small interface it needs, as package proxier does
+// with its Rules. Each is bound to one family and one network namespace at
 // construction, keeps what it last applied in memory, and on Apply sends only
 // the difference: set members added and deleted, all in as few kernel calls
 // as possible. Neither reads the kernel back to sync.

@@ -23,17 +23,9 @@ type iptBackend struct {
 	run    runner
 	closer func() error
 
-	// last is what the kernel holds, as far as the back end knows; nil
-	// forces a full sync. lastText is its rendered rules.
-	last     *Ruleset
+	syncEngine
+	// lastText is the rendered rules of the engine's last.
 	lastText string
-	lastMark journalMark // of the caller's Ruleset, when last was applied
-	// want is what the kernel should hold: the ruleset of the last
-	// Apply, even one that failed (Check compares with it, Repair writes
-	// it); nil before the first Apply and after Cleanup.
-	want *Ruleset
-	// stats are the last Apply's or Repair's.
-	stats ApplyStats
 	// jumps records that the jump rules were ensured.
 	jumps bool
 	// known holds the chains and ipsets this back end wrote since its last
@@ -45,12 +37,6 @@ type iptBackend struct {
 	// of the back end's (kube-proxy's) names as its own
 	// (IPTablesConfig.AdoptKubeProxy).
 	adopting bool
-	// cleanedOther records that the nftables back end's table was removed.
-	cleanedOther bool
-	cleanupOther func(ctx context.Context) error
-	// ownedOther reads the nftables back end's ledger (Owned, until
-	// cleanedOther); nil skips it.
-	ownedOther func(ctx context.Context) (*Ruleset, error)
 
 	// fail, when set (by tests), is called before each step; an error
 	// from it aborts the sync there, as a kernel or tool failure would.
@@ -75,81 +61,23 @@ func (b *iptBackend) close() error {
 	return err
 }
 
-func (b *iptBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
-	b.stats = ApplyStats{}
-	if f := r.family(); f != b.fam {
-		return &ValidationError{Field: "Family", Value: f.String(), Reason: "this back end applies " + b.fam.String()}
-	}
-	incremental := !full && b.last != nil && b.last.Options == r.Options
-	var (
-		err error
-		d   [numSets + 1][2][]Member
-	)
-	if incremental {
-		d = r.deltas(b.last, b.lastMark)
-		err = r.validateAdds(&d)
-	} else {
-		err = r.Validate()
-	}
-	if err != nil {
-		return err
-	}
-	if err := checkIPSetLimits(r); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	b.stats.Full = !incremental
-	if !incremental {
-		err = b.fullSync(ctx, r)
-	} else {
-		err = b.incremental(ctx, r, &d)
-	}
-	b.remember(r, err)
-	return err
-}
+func (b *iptBackend) kind() string            { return "iptables" }
+func (b *iptBackend) family() Family          { return b.fam }
+func (b *iptBackend) limits(r *Ruleset) error { return checkIPSetLimits(r) }
 
-// remember records what the kernel should now hold: the applied ruleset,
-// or after a failure a copy of the one that was being applied.
-func (b *iptBackend) remember(r *Ruleset, err error) {
-	switch {
-	case err == nil:
-		b.want = b.last
-	case r != b.want:
-		b.want = r.Clone()
-	}
-}
-
-func (b *iptBackend) repair(ctx context.Context) error {
-	if b.want == nil {
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	b.stats = ApplyStats{Full: true}
-	b.jumps = false
-	r := b.want
-	err := b.fullSync(ctx, r)
-	b.remember(r, err)
-	return err
-}
-
-func (b *iptBackend) lastStats() ApplyStats { return b.stats }
-
-// fullSync reads the kernel back once and refuses (a *ForeignError) if a
+// writeFull reads the kernel back once and refuses (a *ForeignError) if a
 // chain or ipset it would write exists without its mark; then it replaces
 // every ipset atomically, rewrites the owned chains (the owner chain with
-// them) and ensures the jump rules if that was not done yet. Once all of
-// that succeeded the first time, it removes the nftables back end's table
-// of the same instance.
-func (b *iptBackend) fullSync(ctx context.Context, r *Ruleset) error {
+// them) and ensures the jump rules if that was not done yet (always, for
+// Repair).
+func (b *iptBackend) writeFull(ctx context.Context, r *Ruleset, repair bool) error {
+	if repair {
+		b.jumps = false
+	}
 	own, err := b.readOwnership(ctx, []Flavor{b.flavor}, true, false)
 	if err != nil {
 		return err
 	}
-	b.last = nil
 	for _, s := range Sets() {
 		if !s.isIPSet() {
 			continue
@@ -189,34 +117,24 @@ func (b *iptBackend) fullSync(ctx context.Context, r *Ruleset) error {
 		}
 		b.adopting = false
 	}
-	b.last, b.lastText, b.lastMark = r.Clone(), text, r.mark()
-	if !b.cleanedOther && b.cleanupOther != nil {
-		if err := b.cleanupOther(ctx); err != nil {
-			return fmt.Errorf("iptables: removing the nftables back end's table: %w", err)
-		}
-		b.cleanedOther = true
-	}
+	b.lastText = text
 	return nil
 }
 
-// incremental adds new set members, rewrites the owned chains if their
+// writeDeltas adds new set members, rewrites the owned chains if their
 // rules changed, then deletes old members.
-func (b *iptBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 1][2][]Member) error {
-	old := b.last
-	b.last = nil
-	changes := d // per set: adds, dels
+func (b *iptBackend) writeDeltas(ctx context.Context, old, r *Ruleset, d *setDeltas) error {
 	rulesChanged := false
 	for _, s := range Sets() {
-		add, del := changes[s][0], changes[s][1]
 		// The rules change only when a set turns empty or non-empty, or
 		// with the members of LBNoNodeAccess (one rule each).
-		if (len(add)+len(del) > 0 && s == LBNoNodeAccess) || (old.Len(s) == 0) != (r.Len(s) == 0) {
+		if (len(d[s].Add)+len(d[s].Del) > 0 && s == LBNoNodeAccess) || (old.Len(s) == 0) != (r.Len(s) == 0) {
 			rulesChanged = true
 		}
 	}
 	// Every set's additions in one call (one round trip), as its deletions
 	// below: per set, an Add would cost a header read and a batch each.
-	if err := b.updateSets(ctx, changes, 0, "add"); err != nil {
+	if err := b.updateSets(ctx, d.adds(), "add"); err != nil {
 		return err
 	}
 	text := b.lastText
@@ -227,13 +145,10 @@ func (b *iptBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 
 			}
 		}
 	}
-	if err := b.updateSets(ctx, changes, 1, "del"); err != nil {
+	if err := b.updateSets(ctx, d.dels(), "del"); err != nil {
 		return err
 	}
-	for _, s := range Sets() {
-		old.apply(s, changes[s][0], changes[s][1])
-	}
-	b.last, b.lastText, b.lastMark = old, text, r.mark()
+	b.lastText = text
 	return nil
 }
 
@@ -344,11 +259,10 @@ func (b *iptBackend) ensureJumps(ctx context.Context, s saved) error {
 	return nil
 }
 
-func (b *iptBackend) cleanup(ctx context.Context) error {
-	b.last, b.want, b.jumps = nil, nil, false
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+// removeOwn is cleanupMarked, after which the back end knows of nothing it
+// wrote.
+func (b *iptBackend) removeOwn(ctx context.Context) error {
+	b.jumps = false
 	if err := b.cleanupMarked(ctx); err != nil {
 		return err
 	}
@@ -472,23 +386,24 @@ func pickFlavor(ctx context.Context, run runner, fam Family) (Flavor, error) {
 	return FlavorNFT, nil
 }
 
-// updateSets sends side (0 adds, 1 deletes) of every ipset's changes in one
-// ipset.Update. The failure-injection steps stay per set, named as before.
-func (b *iptBackend) updateSets(ctx context.Context, changes *[numSets + 1][2][]Member, side int, verb string) error {
+// updateSets sends every ipset's changes in d in one ipset.Update; verb
+// ("add" for d.adds(), "del" for d.dels()) names the failure-injection
+// steps, one per set, and the error.
+func (b *iptBackend) updateSets(ctx context.Context, d setDeltas, verb string) error {
 	var batch []ipset.Change
 	for _, s := range Sets() {
-		ms := changes[s][side]
-		if !s.isIPSet() || len(ms) == 0 {
+		if !s.isIPSet() || len(d[s].Add)+len(d[s].Del) == 0 {
 			continue
 		}
 		if err := b.step("ipset " + verb + " " + s.String()); err != nil {
 			return err
 		}
 		ch := ipset.Change{Set: ipsetSpec(b.names, b.fam, s)}
-		if side == 0 {
-			ch.Add = ipsetEntries(ms)
-		} else {
-			ch.Del = ipsetEntries(ms)
+		if len(d[s].Add) > 0 {
+			ch.Add = ipsetEntries(d[s].Add)
+		}
+		if len(d[s].Del) > 0 {
+			ch.Del = ipsetEntries(d[s].Del)
 		}
 		batch = append(batch, ch)
 	}

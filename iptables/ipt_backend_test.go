@@ -209,7 +209,7 @@ func TestIPTablesSendsOnlyWhatChanged(t *testing.T) {
 	b := &iptBackend{fam: IPv4, flavor: FlavorNFT, names: defaultNames, sets: sets, run: run}
 	ctx := context.Background()
 	r := sample(IPv4, Options{})
-	if err := b.apply(ctx, r, false); err != nil {
+	if err := b.apply(ctx, b, r, false); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(sets.calls, "replace "); n != numSets-1 {
@@ -220,13 +220,13 @@ func TestIPTablesSendsOnlyWhatChanged(t *testing.T) {
 	}
 
 	sets.calls, run.calls = nil, nil
-	if err := b.apply(ctx, r, false); err != nil || len(sets.calls)+len(run.calls) != 0 {
+	if err := b.apply(ctx, b, r, false); err != nil || len(sets.calls)+len(run.calls) != 0 {
 		t.Fatalf("a sync without change did something: %v %v %v", err, sets.calls, run.calls)
 	}
 
 	r.Add(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
 	r.Remove(NodePortTCP, Port(30080))
-	if err := b.apply(ctx, r, false); err != nil {
+	if err := b.apply(ctx, b, r, false); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"add IPVSKIT-CLUSTER-IP 198.18.9.9,tcp:80", "del IPVSKIT-NODE-PORT-TCP 30080"}
@@ -236,7 +236,7 @@ func TestIPTablesSendsOnlyWhatChanged(t *testing.T) {
 
 	sets.calls, run.calls = nil, nil
 	r.Clear(LoopBack) // the hairpin rule goes away
-	if err := b.apply(ctx, r, false); err != nil {
+	if err := b.apply(ctx, b, r, false); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(run.calls, ",") != "iptables-nft-restore" {
@@ -251,12 +251,12 @@ func TestIPTablesSendsOnlyWhatChanged(t *testing.T) {
 		return nil
 	}
 	r.Add(LoopBack, AddrPortAddr(mustAddr("198.18.1.1"), TCP, 1, mustAddr("198.18.1.1")))
-	if err := b.apply(ctx, r, false); err == nil {
+	if err := b.apply(ctx, b, r, false); err == nil {
 		t.Fatal("the injected failure was lost")
 	}
 	b.fail = nil
 	sets.calls = nil
-	if err := b.apply(ctx, r, false); err != nil {
+	if err := b.apply(ctx, b, r, false); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(sets.calls, "replace "); n != numSets-1 {
@@ -269,13 +269,13 @@ func TestIPTablesRejectsBeforeTouching(t *testing.T) {
 	b := &iptBackend{fam: IPv4, flavor: FlavorLegacy, names: defaultNames, sets: sets, run: run}
 	r := sample(IPv4, Options{MasqueradeMark: 3})
 	var ve *ValidationError
-	if err := b.apply(context.Background(), r, false); !errors.As(err, &ve) || ve.Field != "Options.MasqueradeMark" {
+	if err := b.apply(context.Background(), b, r, false); !errors.As(err, &ve) || ve.Field != "Options.MasqueradeMark" {
 		t.Fatalf("want a ValidationError on the mark, got %v", err)
 	}
 	if len(sets.calls)+len(run.calls) != 0 {
 		t.Fatalf("a rejected ruleset touched the system: %v %v", sets.calls, run.calls)
 	}
-	if err := b.apply(context.Background(), sample(IPv6, Options{}), false); !errors.As(err, &ve) || ve.Field != "Family" {
+	if err := b.apply(context.Background(), b, sample(IPv6, Options{}), false); !errors.As(err, &ve) || ve.Field != "Family" {
 		t.Fatalf("want a ValidationError on the family, got %v", err)
 	}
 }

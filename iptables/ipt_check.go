@@ -10,16 +10,9 @@ import (
 	"github.com/ipvskit/ipvskit/ipset"
 )
 
-// check reads the owned chains (one iptables-save) and the owned ipsets (one
-// ipset dump) and compares them with b.want, changing nothing.
-func (b *iptBackend) check(ctx context.Context) ([]Drift, error) {
-	r := b.want
-	if r == nil {
-		return nil, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+// drift reads the owned chains (one iptables-save) and the owned ipsets (one
+// ipset dump) and compares them with r, changing nothing.
+func (b *iptBackend) drift(ctx context.Context, r *Ruleset) ([]Drift, error) {
 	s, err := b.save(ctx, b.flavor)
 	if err != nil {
 		return nil, err

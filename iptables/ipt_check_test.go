@@ -61,11 +61,11 @@ func newFakeIPT(t *testing.T) (*iptBackend, *fakeSets, *fakeRun) {
 func TestIPTablesCheck(t *testing.T) {
 	b, sets, run := newFakeIPT(t)
 	ctx := context.Background()
-	if ds, err := b.check(ctx); err != nil || len(ds) != 0 || len(run.calls)+len(sets.calls) != 0 {
+	if ds, err := b.check(ctx, b); err != nil || len(ds) != 0 || len(run.calls)+len(sets.calls) != 0 {
 		t.Fatalf("Check before any Apply: %v %v; calls %v %v", ds, err, run.calls, sets.calls)
 	}
 	r := sample(IPv4, Options{})
-	if err := b.apply(ctx, r, false); err != nil {
+	if err := b.apply(ctx, b, r, false); err != nil {
 		t.Fatal(err)
 	}
 	foreign := map[string][]string{
@@ -75,7 +75,7 @@ func TestIPTablesCheck(t *testing.T) {
 	run.save = savedText(r, foreign)
 	sets.set(ipset.Set{Name: "FOREIGN", Type: ipset.HashIP}).Entries = []ipset.Entry{{IP: mustAddr("198.18.99.3")}}
 	run.calls, sets.calls = nil, nil
-	ds, err := b.check(ctx)
+	ds, err := b.check(ctx, b)
 	if err != nil || len(ds) != 0 {
 		t.Fatalf("Check right after Apply: %v\n%s", err, driftLines(ds))
 	}
@@ -109,7 +109,7 @@ func TestIPTablesCheck(t *testing.T) {
 	sets.sets["IPVSKIT-NODE-PORT-UDP"].Entries = nil
 	sets.sets["IPVSKIT-IPVS-IPS"].Type = ipset.HashNet
 	sets.sets["FOREIGN"].Entries = nil
-	ds, err = b.check(ctx)
+	ds, err = b.check(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestIPTablesCheck(t *testing.T) {
 	// owned sets are listed one by one, with the same result.
 	sets.listAllErr = errors.New("set FOREIGN-MAC: elements of type unknown are not supported")
 	sets.calls = nil
-	again, err := b.check(ctx)
+	again, err := b.check(ctx, b)
 	if err != nil || !slices.Equal(driftStrings(again), driftStrings(ds)) {
 		t.Fatalf("Check with the fallback listing: %v\n%s", err, driftLines(again))
 	}
@@ -152,7 +152,7 @@ func TestIPTablesRepairAfterFailure(t *testing.T) {
 	b, sets, run := newFakeIPT(t)
 	ctx := context.Background()
 	r := sample(IPv4, Options{})
-	if err := b.apply(ctx, r, false); err != nil {
+	if err := b.apply(ctx, b, r, false); err != nil {
 		t.Fatal(err)
 	}
 	next := r.Clone()
@@ -164,12 +164,12 @@ func TestIPTablesRepairAfterFailure(t *testing.T) {
 		}
 		return nil
 	}
-	if err := b.apply(ctx, next, false); err == nil {
+	if err := b.apply(ctx, b, next, false); err == nil {
 		t.Fatal("the injected failure was lost")
 	}
 	b.fail = nil
 	run.save = savedText(r, nil)
-	ds, err := b.check(ctx)
+	ds, err := b.check(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestIPTablesRepairAfterFailure(t *testing.T) {
 		wantDrift{"set IPVSKIT-LOOP-BACK", "1 extra", 0, 1},
 	)
 	sets.calls = nil
-	if err := b.repair(ctx); err != nil {
+	if err := b.repair(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(sets.calls, "replace "); n != numSets-1 {
@@ -188,13 +188,13 @@ func TestIPTablesRepairAfterFailure(t *testing.T) {
 		t.Fatal("Repair did not write the ruleset of the failed Apply")
 	}
 	run.save = savedText(next, nil)
-	if ds, err := b.check(ctx); err != nil || len(ds) != 0 {
+	if ds, err := b.check(ctx, b); err != nil || len(ds) != 0 {
 		t.Fatalf("Check after Repair: %v\n%s", err, driftLines(ds))
 	}
-	if err := b.cleanup(ctx); err != nil {
+	if err := b.cleanup(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	if ds, err := b.check(ctx); err != nil || len(ds) != 0 {
+	if ds, err := b.check(ctx, b); err != nil || len(ds) != 0 {
 		t.Fatalf("Check after Cleanup: %v %v", ds, err)
 	}
 }
@@ -203,7 +203,7 @@ func TestIPTablesStats(t *testing.T) {
 	b, _, _ := newFakeIPT(t)
 	ctx := context.Background()
 	r := sample(IPv4, Options{})
-	if err := b.apply(ctx, r, false); err != nil {
+	if err := b.apply(ctx, b, r, false); err != nil {
 		t.Fatal(err)
 	}
 	members := 0
@@ -219,14 +219,14 @@ func TestIPTablesStats(t *testing.T) {
 	r.Add(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
 	r.Remove(NodePortTCP, Port(30080))
 	r.Remove(NodePortUDP, Port(30053)) // empties it: its rule goes
-	if err := b.apply(ctx, r, false); err != nil {
+	if err := b.apply(ctx, b, r, false); err != nil {
 		t.Fatal(err)
 	}
 	if st := b.lastStats(); st.Full || st.SetsReplaced != 0 || st.ElementsAdded != 1 || st.ElementsDeleted != 2 || st.RuleWrites != 1 {
 		t.Fatalf("incremental sync: %+v", st)
 	}
 	r.Remove(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80)) // no rule changes
-	if err := b.apply(ctx, r, false); err != nil {
+	if err := b.apply(ctx, b, r, false); err != nil {
 		t.Fatal(err)
 	}
 	if st := b.lastStats(); st.ElementsDeleted != 1 || st.ElementsAdded != 0 || st.RuleWrites != 0 || st.RulesTime != 0 {
@@ -234,7 +234,7 @@ func TestIPTablesStats(t *testing.T) {
 	}
 	bad := r.Clone()
 	bad.Options.MasqueradeMark = 3
-	if err := b.apply(ctx, bad, false); err == nil || b.lastStats() != (ApplyStats{}) {
+	if err := b.apply(ctx, b, bad, false); err == nil || b.lastStats() != (ApplyStats{}) {
 		t.Fatalf("a refused sync: %v, stats %+v", err, b.lastStats())
 	}
 }

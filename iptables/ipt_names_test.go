@@ -257,13 +257,13 @@ func TestIPTablesForeignRefusedBeforeTouching(t *testing.T) {
 	sets.set(ipset.Set{Name: "KUBE-CLUSTER-IP", Type: ipset.HashIPPort, Family: ipset.INet})
 	run.calls, run.inputs, sets.calls = nil, nil, nil
 	var fe *ForeignError
-	if err := b.apply(ctx, sample(IPv4, Options{}), false); !errors.As(err, &fe) || fe.Name != "nat KUBE-MARK-MASQ" {
+	if err := b.apply(ctx, b, sample(IPv4, Options{}), false); !errors.As(err, &fe) || fe.Name != "nat KUBE-MARK-MASQ" {
 		t.Fatalf("want a ForeignError on KUBE-MARK-MASQ, got %v", err)
 	}
 	if len(run.inputs) != 0 || count(sets.calls, "replace") != 0 {
 		t.Fatalf("Apply changed something before refusing: %v %v", run.inputs, sets.calls)
 	}
-	if err := b.cleanup(ctx); !errors.As(err, &fe) {
+	if err := b.cleanup(ctx, b); !errors.As(err, &fe) {
 		t.Fatalf("Cleanup: want a ForeignError, got %v", err)
 	}
 	if len(run.inputs) != 0 || count(sets.calls, "destroy") != 0 {
@@ -273,11 +273,11 @@ func TestIPTablesForeignRefusedBeforeTouching(t *testing.T) {
 	// Cleanup of a default instance that applied beside kube-proxy's
 	// objects: only the marked objects go.
 	b = &iptBackend{fam: IPv4, flavor: FlavorLegacy, names: defaultNames, sets: sets, run: run}
-	if err := b.apply(ctx, sample(IPv4, Options{}), false); err != nil {
+	if err := b.apply(ctx, b, sample(IPv4, Options{}), false); err != nil {
 		t.Fatal(err)
 	}
 	b.known = nil // as after a restart: only the marks prove anything
-	if err := b.cleanup(ctx); err != nil {
+	if err := b.cleanup(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := run.run(ctx, nil, "iptables-legacy-save")
@@ -322,7 +322,7 @@ func TestIPTablesRestoreErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b, _, run := newFakeIPT(t)
 			run.restoreErr = errors.New("exit status 1: " + c.stderr)
-			err := b.apply(context.Background(), r, false)
+			err := b.apply(context.Background(), b, r, false)
 			var re *RestoreError
 			if !errors.As(err, &re) {
 				t.Fatalf("want a RestoreError, got %v", err)

@@ -231,23 +231,9 @@ func (b *iptBackend) dropAdoptedJumps(ctx context.Context, own *ownership) error
 	return nil
 }
 
-// owned is IPTables.Owned: the ledger of the back end's flavor, with that of
-// the nftables back end of the same instance while its table is still
-// there (a switch of back ends: the earlier run's virtual servers stay
-// owned).
-func (b *iptBackend) owned(ctx context.Context) (*Ruleset, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	r, err := b.ledger(ctx, []Flavor{b.flavor})
-	if err != nil || b.cleanedOther || b.ownedOther == nil {
-		return r, err
-	}
-	other, err := b.ownedOther(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("iptables: reading the nftables back end's ledger: %w", err)
-	}
-	return mergeLedgers(b.fam, r, other), nil
+// ownLedger is the ledger of the back end's flavor.
+func (b *iptBackend) ownLedger(ctx context.Context) (*Ruleset, error) {
+	return b.ledger(ctx, []Flavor{b.flavor})
 }
 
 // ledger reads the owned VirtualServers and IPVSIPs ipsets, as the owner

@@ -142,17 +142,19 @@ func (t *IPTables) Flavor() Flavor { return t.b.flavor }
 // (a *ForeignError, and nothing changed, if a chain or ipset of its names
 // lacks its mark), then writes everything (each set replaced atomically)
 // and ensures the jump rules.
-func (t *IPTables) Apply(ctx context.Context, r *Ruleset) error { return t.b.apply(ctx, r, false) }
+func (t *IPTables) Apply(ctx context.Context, r *Ruleset) error { return t.b.apply(ctx, t.b, r, false) }
 
 // ApplyFull is Apply, always writing everything.
-func (t *IPTables) ApplyFull(ctx context.Context, r *Ruleset) error { return t.b.apply(ctx, r, true) }
+func (t *IPTables) ApplyFull(ctx context.Context, r *Ruleset) error {
+	return t.b.apply(ctx, t.b, r, true)
+}
 
 // Repair ensures the jump rules from the built-in chains and rewrites
 // everything from the last applied ruleset (that of the last Apply, even
 // one that failed): every ipset replaced atomically (re-created if it was
 // destroyed), the owned chains restored. It does nothing before the first
 // Apply.
-func (t *IPTables) Repair(ctx context.Context) error { return t.b.repair(ctx) }
+func (t *IPTables) Repair(ctx context.Context) error { return t.b.repair(ctx, t.b) }
 
 // Check reads the kernel back and reports every difference from the last
 // applied ruleset, changing nothing: an owned chain missing, or its rules
@@ -163,14 +165,14 @@ func (t *IPTables) Repair(ctx context.Context) error { return t.b.repair(ctx) }
 // does not model makes the full dump fail). Foreign chains, rules and sets
 // are not compared. Before the first Apply, and after Cleanup, there is
 // nothing to compare with and it reports nothing.
-func (t *IPTables) Check(ctx context.Context) ([]Drift, error) { return t.b.check(ctx) }
+func (t *IPTables) Check(ctx context.Context) ([]Drift, error) { return t.b.check(ctx, t.b) }
 
 // Owned reads the kernel back, changing nothing: it checks that each chain
 // and ipset the back end writes is either absent or carries its mark (a
 // *ForeignError names the first that does not), and returns a Ruleset whose
 // VirtualServers and IPVSIPs sets hold what the kernel's owned ipsets hold
 // (nil if the back end has written nothing yet).
-func (t *IPTables) Owned(ctx context.Context) (*Ruleset, error) { return t.b.owned(ctx) }
+func (t *IPTables) Owned(ctx context.Context) (*Ruleset, error) { return t.b.owned(ctx, t.b) }
 
 // LastStats returns what the last Apply, ApplyFull or Repair sent and
 // where its time went.
@@ -182,7 +184,7 @@ func (t *IPTables) LastStats() ApplyStats { return t.b.lastStats() }
 // names exists without the mark it returns a *ForeignError and changes
 // nothing. Missing objects are not errors. It forgets the last applied
 // state.
-func (t *IPTables) Cleanup(ctx context.Context) error { return t.b.cleanup(ctx) }
+func (t *IPTables) Cleanup(ctx context.Context) error { return t.b.cleanup(ctx, t.b) }
 
 // Render returns r as the owned chains' iptables-save text.
 func (t *IPTables) Render(r *Ruleset) (string, error) { return t.b.render(r) }
@@ -190,22 +192,10 @@ func (t *IPTables) Render(r *Ruleset) (string, error) { return t.b.render(r) }
 // Close releases the ipset client. It does not change the kernel's state.
 func (t *IPTables) Close() error { return t.b.close() }
 
-// Backend is what the proxier needs from either back end.
-type Backend interface {
-	Apply(ctx context.Context, r *Ruleset) error
-	ApplyFull(ctx context.Context, r *Ruleset) error
-	Repair(ctx context.Context) error
-	Check(ctx context.Context) ([]Drift, error)
-	Owned(ctx context.Context) (*Ruleset, error)
-	LastStats() ApplyStats
-	Cleanup(ctx context.Context) error
-	Render(r *Ruleset) (string, error)
-	Close() error
-}
-
+// The engine's writers.
 var (
-	_ Backend = (*IPTables)(nil)
-	_ Backend = (*NFTables)(nil)
+	_ syncWriter = (*iptBackend)(nil)
+	_ syncWriter = (*nftBackend)(nil)
 )
 
 // setClient is the part of *ipset.Client the iptables back end uses.

@@ -168,7 +168,7 @@ func TestJournalDeltasEqualFullDiff(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("journal deltas %v, full diff %v", got, want)
 	}
-	if len(got[ClusterIP][0]) != 1 || len(got[LoopBack][1]) != 1 || len(got[NodePortTCP][0])+len(got[NodePortTCP][1]) != 0 {
+	if len(got[ClusterIP].Add) != 1 || len(got[LoopBack].Del) != 1 || len(got[NodePortTCP].Add)+len(got[NodePortTCP].Del) != 0 {
 		t.Fatalf("unexpected deltas: %v", got)
 	}
 }

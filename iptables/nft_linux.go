@@ -23,24 +23,7 @@ type nftBackend struct {
 	mark  string // the comment of every set the back end makes
 	sets  map[SetName]*nftables.Set
 
-	// last is what the kernel holds, as far as this back end knows; nil
-	// forces a full sync.
-	last     *Ruleset
-	lastMark journalMark // of the caller's Ruleset, when last was applied
-	// want is what the kernel should hold: the ruleset of the last
-	// Apply, even one that failed (Check compares with it, Repair writes
-	// it); nil before the first Apply and after Cleanup.
-	want *Ruleset
-	// stats are the last Apply's or Repair's.
-	stats ApplyStats
-	// cleanedOther records that the iptables back end's objects were
-	// removed (done once, after the first full sync that succeeded).
-	cleanedOther bool
-	// cleanupOther removes the other back end's objects; nil skips it.
-	cleanupOther func(ctx context.Context) error
-	// ownedOther reads the other back end's ledger (Owned, until
-	// cleanedOther); nil skips it.
-	ownedOther func(ctx context.Context) (*Ruleset, error)
+	syncEngine
 
 	// probes are the kernel features a failed full sync is diagnosed
 	// with (nftProbes; tests add their own).
@@ -108,7 +91,9 @@ func (b *nftBackend) close() error {
 	return err
 }
 
-func (b *nftBackend) lastStats() ApplyStats { return b.stats }
+func (b *nftBackend) kind() string          { return "nftables" }
+func (b *nftBackend) family() Family        { return b.cfg.Family }
+func (b *nftBackend) limits(*Ruleset) error { return nil }
 
 // flush sends the queued batch, bounded by ctx, with a send buffer of at
 // least size bytes; a non-zero gen makes the kernel refuse the batch
@@ -141,69 +126,9 @@ func (b *nftBackend) bounded(ctx context.Context, f func() error) error {
 	return err
 }
 
-func (b *nftBackend) apply(ctx context.Context, r *Ruleset, full bool) error {
-	b.stats = ApplyStats{}
-	if f := r.family(); f != b.cfg.Family {
-		return &ValidationError{Field: "Family", Value: f.String(), Reason: "this back end applies " + b.cfg.Family.String()}
-	}
-	incremental := !full && b.last != nil && b.last.Options == r.Options
-	var (
-		err error
-		d   [numSets + 1][2][]Member
-	)
-	if incremental {
-		d = r.deltas(b.last, b.lastMark)
-		err = r.validateAdds(&d)
-	} else {
-		err = r.Validate()
-	}
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	b.stats.Full = !incremental
-	if !incremental {
-		err = b.fullSync(ctx, r)
-	} else {
-		err = b.incremental(ctx, r, &d)
-	}
-	b.remember(r, err)
-	return err
-}
-
-// remember records what the kernel should now hold: the applied ruleset,
-// or after a failure a copy of the one that was being applied.
-func (b *nftBackend) remember(r *Ruleset, err error) {
-	switch {
-	case err == nil:
-		b.want = b.last
-	case r != b.want:
-		b.want = r.Clone()
-	}
-}
-
-func (b *nftBackend) repair(ctx context.Context) error {
-	if b.want == nil {
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	b.stats = ApplyStats{Full: true}
-	r := b.want
-	err := b.fullSync(ctx, r)
-	b.remember(r, err)
-	return err
-}
-
-// fullSync re-creates the table, after checking that it is ours (or
-// absent) in the same generation, then, once, removes the iptables back
-// end's objects of the instance. If that cleanup fails the table stays
-// applied, the error is returned, and the next full sync tries again.
-func (b *nftBackend) fullSync(ctx context.Context, r *Ruleset) error {
-	b.last = nil
+// writeFull re-creates the table, after checking that it is ours (or
+// absent) in the same generation. Repair does the same.
+func (b *nftBackend) writeFull(ctx context.Context, r *Ruleset, _ bool) error {
 	for attempt := 0; ; attempt++ {
 		st, err := b.readOwned(ctx)
 		if err != nil {
@@ -216,19 +141,8 @@ func (b *nftBackend) fullSync(ctx context.Context, r *Ruleset) error {
 		if missingFeature(err) {
 			return b.diagnose(ctx, err)
 		}
-		if err != nil {
-			return err
-		}
-		break
+		return err
 	}
-	if !b.cleanedOther && b.cleanupOther != nil {
-		if err := b.cleanupOther(ctx); err != nil {
-			b.last = nil // the next Apply is a full sync, and tries again
-			return fmt.Errorf("nftables: table %s %s applied, but removing the iptables back end's objects failed (retried on the next full sync): %w", b.cfg.Family, b.table.Name, err)
-		}
-		b.cleanedOther = true
-	}
-	return nil
 }
 
 // recreate sends the batch that re-creates the table, with generation gen.
@@ -285,7 +199,6 @@ func (b *nftBackend) recreate(ctx context.Context, r *Ruleset, gen uint32) error
 		return fmt.Errorf("nftables: full sync of table %s %s: %w", b.cfg.Family, t.Name, err)
 	}
 	b.sets = sets
-	b.last, b.lastMark = r.Clone(), r.mark()
 	return nil
 }
 
@@ -314,12 +227,12 @@ type elemOp struct {
 	elems []Member
 }
 
-func (b *nftBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 1][2][]Member) error {
-	old := b.last
-	changes := d // per set: model-level adds, dels
+// writeDeltas sends d in batches of at most MaxBatchElements elements,
+// deletions first, each batch atomic.
+func (b *nftBackend) writeDeltas(ctx context.Context, old, r *Ruleset, d *setDeltas) error {
 	var dels, adds []elemOp
 	for _, s := range Sets() {
-		add, del := changes[s][0], changes[s][1]
+		add, del := d[s].Add, d[s].Del
 		if len(add)+len(del) == 0 {
 			continue
 		}
@@ -336,7 +249,6 @@ func (b *nftBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 
 	}
 	ops := append(dels, adds...)
 	if len(ops) == 0 {
-		b.lastMark = r.mark()
 		return nil
 	}
 	// Cut into batches of at most MaxBatchElements elements, deletes first.
@@ -357,7 +269,6 @@ func (b *nftBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 
 	if len(cur) > 0 {
 		batches = append(batches, cur)
 	}
-	b.last = nil // until every batch is in
 	for i, batch := range batches {
 		size := 1 << 20
 		for _, op := range batch {
@@ -383,25 +294,15 @@ func (b *nftBackend) incremental(ctx context.Context, r *Ruleset, d *[numSets + 
 		err := b.flush(ctx, size, i, 0)
 		b.stats.SetsTime += time.Since(start)
 		if err != nil {
-			b.last = nil
 			return fmt.Errorf("nftables: incremental sync of table %s %s (batch %d of %d): %w", b.cfg.Family, b.table.Name, i+1, len(batches), err)
 		}
 	}
-	// Bring the remembered state up to date without copying it whole.
-	for _, s := range Sets() {
-		old.apply(s, changes[s][0], changes[s][1])
-	}
-	b.last, b.lastMark = old, r.mark()
 	return nil
 }
 
-// cleanup deletes the table if it is ours, in the generation it was read
+// removeOwn deletes the table if it is ours, in the generation it was read
 // in; a foreign one is left, with a *ForeignError.
-func (b *nftBackend) cleanup(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	b.last, b.want = nil, nil
+func (b *nftBackend) removeOwn(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		st, err := b.readOwned(ctx)
 		if err != nil {

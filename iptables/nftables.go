@@ -121,15 +121,17 @@ func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
 // fails), then sends the difference from what it last applied, or
 // re-creates the table when there is nothing to diff against. With no
 // change it sends nothing. If it fails, the next Apply re-creates the table.
-func (n *NFTables) Apply(ctx context.Context, r *Ruleset) error { return n.b.apply(ctx, r, false) }
+func (n *NFTables) Apply(ctx context.Context, r *Ruleset) error { return n.b.apply(ctx, n.b, r, false) }
 
 // ApplyFull is Apply, always re-creating the table in one batch.
-func (n *NFTables) ApplyFull(ctx context.Context, r *Ruleset) error { return n.b.apply(ctx, r, true) }
+func (n *NFTables) ApplyFull(ctx context.Context, r *Ruleset) error {
+	return n.b.apply(ctx, n.b, r, true)
+}
 
 // Repair re-creates the table from the last applied ruleset (that of the
 // last Apply, even one that failed), undoing any change made to it by
 // others, in one batch. It does nothing before the first Apply.
-func (n *NFTables) Repair(ctx context.Context) error { return n.b.repair(ctx) }
+func (n *NFTables) Repair(ctx context.Context) error { return n.b.repair(ctx, n.b) }
 
 // Check reads the owned table back (a *ForeignError if it is not ours) and
 // reports every difference from the last applied ruleset, changing
@@ -140,13 +142,13 @@ func (n *NFTables) Repair(ctx context.Context) error { return n.b.repair(ctx) }
 // make. Other tables are not read. Before the first Apply, and after
 // Cleanup, there is nothing to compare with and it reports nothing. It
 // costs one dump per set and per chain.
-func (n *NFTables) Check(ctx context.Context) ([]Drift, error) { return n.b.check(ctx) }
+func (n *NFTables) Check(ctx context.Context) ([]Drift, error) { return n.b.check(ctx, n.b) }
 
 // Owned reads the kernel back, changing nothing: it checks that the table
 // is either absent or carries the back end's mark (a *ForeignError if not),
 // and returns a Ruleset whose VirtualServers and IPVSIPs sets hold what the
 // table's sets hold (nil if there is no table).
-func (n *NFTables) Owned(ctx context.Context) (*Ruleset, error) { return n.b.owned(ctx) }
+func (n *NFTables) Owned(ctx context.Context) (*Ruleset, error) { return n.b.owned(ctx, n.b) }
 
 // LastStats returns what the last Apply, ApplyFull or Repair sent and
 // where its time went.
@@ -155,7 +157,7 @@ func (n *NFTables) LastStats() ApplyStats { return n.b.lastStats() }
 // Cleanup deletes the owned table (nothing else) and forgets the last
 // applied state. A missing table is not an error; a foreign one is left,
 // with a *ForeignError.
-func (n *NFTables) Cleanup(ctx context.Context) error { return n.b.cleanup(ctx) }
+func (n *NFTables) Cleanup(ctx context.Context) error { return n.b.cleanup(ctx, n.b) }
 
 // Render returns r as the `nft -f` script a full sync is equivalent to.
 func (n *NFTables) Render(r *Ruleset) (string, error) {

@@ -14,17 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// check reads the owned table back (its sets with their elements, its
-// chains with their rules) and compares it with b.want, changing nothing.
-// A table of its name without the mark is reported as a *ForeignError.
-func (b *nftBackend) check(ctx context.Context) ([]Drift, error) {
-	r := b.want
-	if r == nil {
-		return nil, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+// drift reads the owned table back (its sets with their elements, its
+// chains with their rules) and compares it with r, changing nothing. A
+// table of its name without the mark is reported as a *ForeignError.
+func (b *nftBackend) drift(ctx context.Context, r *Ruleset) ([]Drift, error) {
 	var out []Drift
 	err := b.bounded(ctx, func() error {
 		var err error

@@ -74,15 +74,9 @@ func (b *nftBackend) readOwned(ctx context.Context) (tableState, error) {
 	return st, err
 }
 
-// owned reads the table back: nil if there is none, a *ForeignError if it
-// is not ours, else the members of its VirtualServers and IPVSIPs sets,
-// with those of the iptables back end's ledger of the same instance while
-// that back end's objects are still there (a switch of back ends: the
-// earlier run's virtual servers stay owned).
-func (b *nftBackend) owned(ctx context.Context) (*Ruleset, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+// ownLedger reads the table back: nil if there is none, a *ForeignError if
+// it is not ours, else the members of its VirtualServers and IPVSIPs sets.
+func (b *nftBackend) ownLedger(ctx context.Context) (*Ruleset, error) {
 	var out *Ruleset
 	err := b.bounded(ctx, func() error {
 		var err error
@@ -92,14 +86,7 @@ func (b *nftBackend) owned(ctx context.Context) (*Ruleset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nftables: reading table %s %s: %w", b.cfg.Family, b.table.Name, err)
 	}
-	if b.cleanedOther || b.ownedOther == nil {
-		return out, nil
-	}
-	other, err := b.ownedOther(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("nftables: reading the iptables back end's ledger: %w", err)
-	}
-	return mergeLedgers(b.cfg.Family, out, other), nil
+	return out, nil
 }
 
 // readLedger reads table t's VirtualServers and IPVSIPs sets: nil if there

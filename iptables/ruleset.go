@@ -224,14 +224,14 @@ func (r *Ruleset) validateChanges(old *Ruleset) error {
 	return nil
 }
 
-// validateAdds checks the added members of a delta (of a ruleset whose
+// validateAdds checks the added members of deltas d (of a ruleset whose
 // family and options were already validated).
-func (r *Ruleset) validateAdds(d *[numSets + 1][2][]Member) error {
+func (r *Ruleset) validateAdds(d *setDeltas) error {
 	if len(r.sets[0]) > 0 {
 		return &ValidationError{Field: "SetName", Value: "unknown", Reason: fmt.Sprintf("%d members were added to a set that does not exist", len(r.sets[0]))}
 	}
 	for _, s := range Sets() {
-		for _, m := range d[s][0] {
+		for _, m := range d[s].Add {
 			if err := checkMember(r.family(), s, m); err != nil {
 				return err
 			}
@@ -248,16 +248,40 @@ func (r *Ruleset) apply(s SetName, add, del []Member) {
 	}
 }
 
-// deltas returns, per set, the members in r and not in old (adds) and in
-// old and not in r (dels). With a journal mark m taken when old was made
+// setDelta is the change of one set: the members to add and to delete,
+// each sorted.
+type setDelta struct{ Add, Del []Member }
+
+// setDeltas is the change of every set, indexed by SetName.
+type setDeltas [numSets + 1]setDelta
+
+// adds is d without its deletions.
+func (d *setDeltas) adds() setDeltas {
+	var out setDeltas
+	for s := range d {
+		out[s].Add = d[s].Add
+	}
+	return out
+}
+
+// dels is d without its additions.
+func (d *setDeltas) dels() setDeltas {
+	var out setDeltas
+	for s := range d {
+		out[s].Del = d[s].Del
+	}
+	return out
+}
+
+// deltas returns, per set, the members in r and not in old (Add) and in
+// old and not in r (Del). With a journal mark m taken when old was made
 // from r, it looks only at the members touched since; otherwise it compares
 // every set.
-func (r *Ruleset) deltas(old *Ruleset, m journalMark) (out [numSets + 1][2][]Member) {
+func (r *Ruleset) deltas(old *Ruleset, m journalMark) (out setDeltas) {
 	changes, ok := r.changedSince(m)
 	if !ok {
 		for _, s := range Sets() {
-			add, del := r.delta(old, s)
-			out[s] = [2][]Member{add, del}
+			out[s].Add, out[s].Del = r.delta(old, s)
 		}
 		return out
 	}
@@ -270,14 +294,14 @@ func (r *Ruleset) deltas(old *Ruleset, m journalMark) (out [numSets + 1][2][]Mem
 		now, before := r.Has(c.set, c.m), old.Has(c.set, c.m)
 		switch {
 		case now && !before:
-			out[c.set][0] = append(out[c.set][0], c.m)
+			out[c.set].Add = append(out[c.set].Add, c.m)
 		case before && !now:
-			out[c.set][1] = append(out[c.set][1], c.m)
+			out[c.set].Del = append(out[c.set].Del, c.m)
 		}
 	}
 	for s := range out {
-		slices.SortFunc(out[s][0], Member.compare)
-		slices.SortFunc(out[s][1], Member.compare)
+		slices.SortFunc(out[s].Add, Member.compare)
+		slices.SortFunc(out[s].Del, Member.compare)
 	}
 	return out
 }
