@@ -18,14 +18,10 @@ var errNothingHeld = errors.New("iptablestest: the Fake holds no sets to change"
 // with counts), followed by the drift given to SetDrift, changing nothing.
 // Before the first Apply and after Cleanup it reports nothing.
 func (f *Fake) Check(ctx context.Context) ([]iptables.Drift, error) {
-	if err := ctx.Err(); err != nil {
+	if err := f.lockOwned(ctx); err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.foreign != nil {
-		return nil, f.foreign
-	}
 	if f.want == nil {
 		return nil, nil
 	}

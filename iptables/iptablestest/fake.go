@@ -143,14 +143,10 @@ func (f *Fake) Render(r *iptables.Ruleset) (string, error) {
 // the objects given to AddOther. With SetForeign in effect it returns a
 // *iptables.ForeignError and changes nothing.
 func (f *Fake) Cleanup(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
+	if err := f.lockOwned(ctx); err != nil {
 		return err
 	}
-	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.foreign != nil {
-		return f.foreign
-	}
 	f.held, f.want, f.synced, f.drift = nil, nil, false, nil
 	return nil
 }
@@ -158,14 +154,10 @@ func (f *Fake) Cleanup(ctx context.Context) error {
 // Owned returns the VirtualServers and IPVSIPs members of what the Fake
 // holds (nil if nothing), or the error set with SetForeign.
 func (f *Fake) Owned(ctx context.Context) (*iptables.Ruleset, error) {
-	if err := ctx.Err(); err != nil {
+	if err := f.lockOwned(ctx); err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.foreign != nil {
-		return nil, f.foreign
-	}
 	if f.held == nil {
 		return nil, nil
 	}
@@ -174,6 +166,21 @@ func (f *Fake) Owned(ctx context.Context) (*iptables.Ruleset, error) {
 		r.Add(s, f.held.Members(s)...)
 	}
 	return r, nil
+}
+
+// lockOwned takes f.mu for a call that reads or removes the owned
+// objects; it returns, without the lock, ctx's error or the error set with
+// SetForeign.
+func (f *Fake) lockOwned(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	if f.foreign != nil {
+		f.mu.Unlock()
+		return f.foreign
+	}
+	return nil
 }
 
 // Close does nothing; the Fake stays usable.
