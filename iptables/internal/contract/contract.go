@@ -32,13 +32,15 @@ type World struct {
 	// rules), with the back end's names where that is the risk (the same
 	// name in another family, kube-proxy's names, the instance's prefix);
 	// the function it returns fails t if they are not exactly as made.
+	// Run makes them before every expectation and checks them after it.
 	Others func(t *testing.T) (untouched func(t *testing.T))
 	// Squat makes an object of a name the back end writes, without its
 	// ownership mark; the function it returns fails t if it changed.
 	Squat func(t *testing.T) (untouched func(t *testing.T))
 }
 
-// Run runs every expectation as a subtest, each in a world from newWorld.
+// Run runs every expectation as a subtest, each in a world from newWorld
+// beside other programs' objects.
 func Run(t *testing.T, newWorld func(t *testing.T) World) {
 	for _, tc := range []struct {
 		name string
@@ -53,7 +55,12 @@ func Run(t *testing.T, newWorld func(t *testing.T) World) {
 		{"TakenNamesAreRefused", squatted},
 		{"CanceledContextChangesNothing", canceled},
 	} {
-		t.Run(tc.name, func(t *testing.T) { tc.f(t, newWorld(t)) })
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			untouched := w.Others(t)
+			tc.f(t, w)
+			untouched(t)
+		})
 	}
 }
 
