@@ -74,3 +74,37 @@ func render(r *iptables.Ruleset) string {
 	}
 	return s
 }
+
+// What the contract does not reach: a member another program added, drift
+// set by the test, and the iptables rendering.
+func TestFakeExtraMemberAndSetDrift(t *testing.T) {
+	ctx := t.Context()
+	f := New(iptables.IPv4)
+	if err := f.AddMember(iptables.NodePortTCP, iptables.Port(30001)); err == nil {
+		t.Fatal("AddMember before any Apply succeeded")
+	}
+	r := iptables.NewRuleset(iptables.IPv4, iptables.Options{})
+	r.Add(iptables.NodePortTCP, iptables.Port(30000))
+	if err := f.Apply(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.AddMember(iptables.NodePortTCP, iptables.Port(30001)); err != nil {
+		t.Fatal(err)
+	}
+	injected := iptables.Drift{Object: "jump nat PREROUTING -> IPVSKIT-SERVICES", Problem: "missing"}
+	f.SetDrift(injected)
+	ds, err := f.Check(ctx)
+	if err != nil || len(ds) != 2 || ds[0].Extra != 1 || ds[0].Missing != 0 || ds[0].Object != "set ip ipvskit node-port-tcp" || ds[1] != injected {
+		t.Fatalf("Check = %v, %v; want one extra member of node-port-tcp, then the injected drift", ds, err)
+	}
+	if err := f.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := f.Check(ctx); len(ds) != 0 || err != nil {
+		t.Fatalf("Check after Repair = %v, %v", ds, err)
+	}
+	want, err := iptables.RenderIPTables(r, nil)
+	if err != nil || f.DumpIPTables() != want {
+		t.Fatalf("DumpIPTables = %q; want RenderIPTables' %q (%v)", f.DumpIPTables(), want, err)
+	}
+}
