@@ -117,7 +117,7 @@ func (c *Client) Addrs(ctx context.Context, name string) ([]netip.Prefix, error)
 // Bind adds addr to the dummy link name as a /32 (IPv4) or /128 (IPv6)
 // address. The error matches fs.ErrExist if it is already bound,
 // fs.ErrNotExist if there is no such link, and is a *ValidationError for an
-// address that cannot be a VIP (see ValidateAddr).
+// address that cannot be a VIP (unspecified, multicast, IPv6 link-local, IPv4-mapped or zoned).
 func (c *Client) Bind(ctx context.Context, name string, addr netip.Addr) error {
 	return c.c.bind(ctx, name, addr)
 }

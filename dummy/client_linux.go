@@ -139,7 +139,7 @@ func (c *client) lookupAny(name string) (netlink.Link, error) {
 }
 
 func (c *client) ensure(ctx context.Context, name string) (created bool, err error) {
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		return false, err
 	}
 	c.mu.Lock()
@@ -202,7 +202,7 @@ func (c *client) ensureLocked(ctx context.Context, name string) (bool, error) {
 }
 
 func (c *client) adopt(ctx context.Context, name string) error {
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -225,7 +225,7 @@ func (c *client) adopt(ctx context.Context, name string) error {
 }
 
 func (c *client) addrs(ctx context.Context, name string) ([]netip.Prefix, error) {
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -304,10 +304,10 @@ func toAddr(p netip.Prefix) *netlink.Addr {
 }
 
 func (c *client) bind(ctx context.Context, name string, addr netip.Addr) error {
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		return err
 	}
-	if err := ValidateAddr("addr", addr); err != nil {
+	if err := validateAddr("addr", addr); err != nil {
 		return err
 	}
 	p := hostPrefix(addr)
@@ -325,10 +325,10 @@ func (c *client) bind(ctx context.Context, name string, addr netip.Addr) error {
 }
 
 func (c *client) unbind(ctx context.Context, name string, addr netip.Addr) error {
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		return err
 	}
-	if err := ValidateAddr("addr", addr); err != nil {
+	if err := validateAddr("addr", addr); err != nil {
 		return err
 	}
 	p := hostPrefix(addr)
@@ -355,7 +355,7 @@ func delAddr(h *netlink.Handle, l netlink.Link, p netip.Prefix) error {
 }
 
 func (c *client) sync(ctx context.Context, name string, wanted []netip.Addr) (SyncResult, error) {
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		return SyncResult{}, err
 	}
 	want, err := validateWanted(wanted)
@@ -419,7 +419,7 @@ func (c *client) sync(ctx context.Context, name string, wanted []netip.Addr) (Sy
 }
 
 func (c *client) delete(ctx context.Context, name string) error {
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		return err
 	}
 	c.mu.Lock()

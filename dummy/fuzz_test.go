@@ -11,7 +11,7 @@ func FuzzValidateName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if ValidateName(s) != nil {
+		if validateName(s) != nil {
 			return
 		}
 		if len(s) == 0 || len(s) > 15 || s == "." || s == ".." {
@@ -33,7 +33,7 @@ func FuzzPlan(f *testing.F) {
 		}
 		var wanted []netip.Addr
 		for i := 0; i+4 <= len(wantB); i += 4 {
-			if a := netip.AddrFrom4([4]byte(wantB[i : i+4])); ValidateAddr("a", a) == nil {
+			if a := netip.AddrFrom4([4]byte(wantB[i : i+4])); validateAddr("a", a) == nil {
 				wanted = append(wanted, a)
 			}
 		}

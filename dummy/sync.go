@@ -25,7 +25,7 @@ func (r SyncResult) Changed() bool { return len(r.Added)+len(r.Removed) > 0 }
 func validateWanted(wanted []netip.Addr) (map[netip.Prefix]bool, error) {
 	want := make(map[netip.Prefix]bool, len(wanted))
 	for i, a := range wanted {
-		if err := ValidateAddr("wanted["+strconv.Itoa(i)+"]", a); err != nil {
+		if err := validateAddr("wanted["+strconv.Itoa(i)+"]", a); err != nil {
 			return nil, err
 		}
 		want[hostPrefix(a)] = true

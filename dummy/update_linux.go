@@ -20,16 +20,16 @@ import (
 // one ack per send. An address already bound (add) or not bound (remove) is
 // not an error.
 func (c *client) update(ctx context.Context, name string, add, remove []netip.Addr) error {
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		return err
 	}
 	for i, a := range add {
-		if err := ValidateAddr(fmt.Sprintf("add[%d]", i), a); err != nil {
+		if err := validateAddr(fmt.Sprintf("add[%d]", i), a); err != nil {
 			return err
 		}
 	}
 	for i, a := range remove {
-		if err := ValidateAddr(fmt.Sprintf("remove[%d]", i), a); err != nil {
+		if err := validateAddr(fmt.Sprintf("remove[%d]", i), a); err != nil {
 			return err
 		}
 	}

@@ -3,55 +3,24 @@ package dummy
 import (
 	"net/netip"
 	"strconv"
+
+	"github.com/ipvskit/ipvskit/internal/linkcheck"
 )
 
-// maxNameLen is IFNAMSIZ minus the terminating NUL.
-const maxNameLen = 15
-
-// ValidateName reports whether name can be the name of a link, with the rules
-// the kernel applies (dev_valid_name): 1 to 15 bytes, not "." or "..", no
-// '/', ':' or white space. The error is a *ValidationError for field "name".
-func ValidateName(name string) error {
-	bad := func(reason string) error {
+// validateName checks name by the kernel's rules for a link name (see
+// linkcheck.Name); the error is a *ValidationError for field "name".
+func validateName(name string) error {
+	if reason := linkcheck.Name(name); reason != "" {
 		return &ValidationError{Field: "name", Value: name, Reason: reason}
-	}
-	switch {
-	case name == "":
-		return bad("empty")
-	case len(name) > maxNameLen:
-		return bad("longer than " + strconv.Itoa(maxNameLen) + " bytes")
-	case name == "." || name == "..":
-		return bad("not a link name")
-	}
-	for _, r := range name {
-		if r == '/' || r == ':' || r <= ' ' || r == 0x7f || r > 0x7e {
-			return bad("contains " + strconv.QuoteRune(r))
-		}
 	}
 	return nil
 }
 
-// ValidateAddr reports whether a can be bound to a dummy link as a VIP: a
-// valid IPv4 or IPv6 unicast address without a zone, not unspecified,
-// multicast, IPv6 link-local or IPv4-mapped IPv6. field names the argument
-// in the error ("addr", "wanted[2]"); the error is a *ValidationError.
-func ValidateAddr(field string, a netip.Addr) error {
-	bad := func(reason string) error {
+// validateAddr checks that a can be bound as a VIP (see linkcheck.VIP);
+// field names the argument in the *ValidationError ("addr", "wanted[2]").
+func validateAddr(field string, a netip.Addr) error {
+	if reason := linkcheck.VIP(a); reason != "" {
 		return &ValidationError{Field: field, Value: a.String(), Reason: reason}
-	}
-	switch {
-	case !a.IsValid():
-		return bad("not an address")
-	case a.Zone() != "":
-		return bad("has a zone")
-	case a.Is4In6():
-		return bad("IPv4-mapped IPv6 address; use the IPv4 form")
-	case a.IsUnspecified():
-		return bad("unspecified address")
-	case a.IsMulticast():
-		return bad("multicast address")
-	case a.Is6() && a.IsLinkLocalUnicast():
-		return bad("IPv6 link-local address")
 	}
 	return nil
 }

@@ -12,32 +12,32 @@ import (
 
 func TestValidateName(t *testing.T) {
 	for _, ok := range []string{"kube-ipvs0", "a", "x.y_z-1", "fifteen-bytes-x"} {
-		if err := ValidateName(ok); err != nil {
-			t.Errorf("ValidateName(%q) = %v; want nil", ok, err)
+		if err := validateName(ok); err != nil {
+			t.Errorf("validateName(%q) = %v; want nil", ok, err)
 		}
 	}
 	for _, bad := range []string{"", ".", "..", "sixteen-bytes-xx", "a/b", "a:b", "a b", "tab\t", "é"} {
-		err := ValidateName(bad)
+		err := validateName(bad)
 		var ve *ValidationError
 		if !errors.As(err, &ve) || ve.Field != "name" || ve.Value != bad || !strings.Contains(err.Error(), "name") {
-			t.Errorf("ValidateName(%q) = %v; want a *ValidationError for field name", bad, err)
+			t.Errorf("validateName(%q) = %v; want a *ValidationError for field name", bad, err)
 		}
 	}
 }
 
 func TestValidateAddr(t *testing.T) {
 	for _, ok := range []string{"198.18.0.1", "2001:db8::1", "10.96.0.1"} {
-		if err := ValidateAddr("addr", netip.MustParseAddr(ok)); err != nil {
-			t.Errorf("ValidateAddr(%s) = %v; want nil", ok, err)
+		if err := validateAddr("addr", netip.MustParseAddr(ok)); err != nil {
+			t.Errorf("validateAddr(%s) = %v; want nil", ok, err)
 		}
 	}
 	for _, bad := range []netip.Addr{{}, netip.MustParseAddr("0.0.0.0"), netip.MustParseAddr("::"),
 		netip.MustParseAddr("224.0.0.5"), netip.MustParseAddr("ff02::1"), netip.MustParseAddr("fe80::1"),
 		netip.MustParseAddr("::ffff:198.18.0.1"), netip.MustParseAddr("2001:db8::1%eth0")} {
-		err := ValidateAddr("wanted[4]", bad)
+		err := validateAddr("wanted[4]", bad)
 		var ve *ValidationError
 		if !errors.As(err, &ve) || ve.Field != "wanted[4]" || ve.Value != bad.String() || ve.Reason == "" {
-			t.Errorf("ValidateAddr(%v) = %v; want a *ValidationError for wanted[4]", bad, err)
+			t.Errorf("validateAddr(%v) = %v; want a *ValidationError for wanted[4]", bad, err)
 		}
 	}
 }

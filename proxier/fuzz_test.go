@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/ipvskit/ipvskit/dummy"
+	"github.com/ipvskit/ipvskit/internal/linkcheck"
 )
 
 // FuzzValidate holds validation to its promise, "validate first, then
@@ -72,8 +72,8 @@ func fuzzValidate(t *testing.T, data []byte) {
 		t.Fatalf("a valid State gives an invalid IPVS request: %v\n%s", err, data)
 	}
 	for _, a := range pl.Bind {
-		if err := dummy.ValidateAddr("vip", a); err != nil {
-			t.Fatalf("a valid State gives a VIP the link refuses: %v\n%s", err, data)
+		if reason := linkcheck.VIP(a); reason != "" {
+			t.Fatalf("a valid State gives a VIP the link refuses (%s): %v\n%s", reason, a, data)
 		}
 	}
 	for f, r := range want.rules {

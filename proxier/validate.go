@@ -1,14 +1,13 @@
 package proxier
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/ipvskit/ipvskit/dummy"
+	"github.com/ipvskit/ipvskit/internal/linkcheck"
 	"github.com/ipvskit/ipvskit/internal/names"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
@@ -159,9 +158,8 @@ func (v *validator) config(c *Config) {
 // badLinkName says what is wrong with a Linux interface name, by the
 // kernel's rules (dev_valid_name, as package dummy checks them), or "".
 func badLinkName(n string) string {
-	var ve *dummy.ValidationError
-	if err := dummy.ValidateName(n); errors.As(err, &ve) {
-		return "is not a valid interface name: " + ve.Reason
+	if reason := linkcheck.Name(n); reason != "" {
+		return "is not a valid interface name: " + reason
 	}
 	return ""
 }

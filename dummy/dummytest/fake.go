@@ -69,7 +69,7 @@ func (f *Fake) AddLink(name, kind string) error { return f.AddLinkAlias(name, ki
 // AddLinkAlias is AddLink with an alias: a dummy link with the owner's
 // mark as alias is the Fake's own, as if an earlier run had made it.
 func (f *Fake) AddLinkAlias(name, kind, alias string) error {
-	if err := dummy.ValidateName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -147,7 +147,7 @@ func (f *Fake) Close() error { return nil }
 
 // Ensure is dummy.Client.Ensure.
 func (f *Fake) Ensure(ctx context.Context, name string) (bool, error) {
-	if err := dummy.ValidateName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return false, err
 	}
 	f.mu.Lock()
@@ -167,7 +167,7 @@ func (f *Fake) Ensure(ctx context.Context, name string) (bool, error) {
 
 // Adopt is dummy.Client.Adopt: an unmarked dummy link takes the Fake's mark.
 func (f *Fake) Adopt(ctx context.Context, name string) error {
-	if err := dummy.ValidateName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -185,7 +185,7 @@ func (f *Fake) Adopt(ctx context.Context, name string) error {
 
 // Addrs is dummy.Client.Addrs.
 func (f *Fake) Addrs(ctx context.Context, name string) ([]netip.Prefix, error) {
-	if err := dummy.ValidateName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -199,10 +199,10 @@ func (f *Fake) Addrs(ctx context.Context, name string) ([]netip.Prefix, error) {
 
 // Bind is dummy.Client.Bind.
 func (f *Fake) Bind(ctx context.Context, name string, addr netip.Addr) error {
-	if err := dummy.ValidateName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return err
 	}
-	if err := dummy.ValidateAddr("addr", addr); err != nil {
+	if err := checkAddr("addr", addr); err != nil {
 		return err
 	}
 	p := netip.PrefixFrom(addr, addr.BitLen())
@@ -221,10 +221,10 @@ func (f *Fake) Bind(ctx context.Context, name string, addr netip.Addr) error {
 
 // Unbind is dummy.Client.Unbind.
 func (f *Fake) Unbind(ctx context.Context, name string, addr netip.Addr) error {
-	if err := dummy.ValidateName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return err
 	}
-	if err := dummy.ValidateAddr("addr", addr); err != nil {
+	if err := checkAddr("addr", addr); err != nil {
 		return err
 	}
 	p := netip.PrefixFrom(addr, addr.BitLen())
@@ -243,16 +243,16 @@ func (f *Fake) Unbind(ctx context.Context, name string, addr netip.Addr) error {
 
 // Update is dummy.Client.Update.
 func (f *Fake) Update(ctx context.Context, name string, add, remove []netip.Addr) error {
-	if err := dummy.ValidateName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return err
 	}
 	for i, a := range add {
-		if err := dummy.ValidateAddr(fmt.Sprintf("add[%d]", i), a); err != nil {
+		if err := checkAddr(fmt.Sprintf("add[%d]", i), a); err != nil {
 			return err
 		}
 	}
 	for i, a := range remove {
-		if err := dummy.ValidateAddr(fmt.Sprintf("remove[%d]", i), a); err != nil {
+		if err := checkAddr(fmt.Sprintf("remove[%d]", i), a); err != nil {
 			return err
 		}
 	}
@@ -277,12 +277,12 @@ func (f *Fake) Update(ctx context.Context, name string, add, remove []netip.Addr
 // Sync is dummy.Client.Sync.
 func (f *Fake) Sync(ctx context.Context, name string, wanted []netip.Addr) (dummy.SyncResult, error) {
 	var res dummy.SyncResult
-	if err := dummy.ValidateName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return res, err
 	}
 	want := make(map[netip.Prefix]bool, len(wanted))
 	for i, a := range wanted {
-		if err := dummy.ValidateAddr("wanted["+strconv.Itoa(i)+"]", a); err != nil {
+		if err := checkAddr("wanted["+strconv.Itoa(i)+"]", a); err != nil {
 			return res, err
 		}
 		want[netip.PrefixFrom(a, a.BitLen())] = true
@@ -316,7 +316,7 @@ func (f *Fake) Sync(ctx context.Context, name string, wanted []netip.Addr) (dumm
 
 // Delete is dummy.Client.Delete.
 func (f *Fake) Delete(ctx context.Context, name string) error {
-	if err := dummy.ValidateName(name); err != nil {
+	if err := checkName(name); err != nil {
 		return err
 	}
 	f.mu.Lock()

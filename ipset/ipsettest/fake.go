@@ -28,7 +28,8 @@ import (
 // errors, the same *ipset.Error classes (ErrSetFull, ErrTypeMismatch,
 // ErrInUse, fs.ErrExist, fs.ErrNotExist, ...), all-or-nothing Replace. It has
 // the method set of *ipset.Client, so code written against a small interface
-// takes either. Entries never expire: timeouts are stored, not counted down.
+// takes either. A call with a done context returns its error and changes
+// nothing. Entries never expire: timeouts are stored, not counted down.
 // The zero value is not usable; call New. A Fake is safe for concurrent use.
 type Fake struct {
 	mu   sync.Mutex
@@ -98,12 +99,15 @@ func capacity(s *ipset.Set) int {
 }
 
 // Create creates a set, like ipset.Client.Create.
-func (f *Fake) Create(ctx context.Context, s ipset.Set) error { return f.create(s, false) }
+func (f *Fake) Create(ctx context.Context, s ipset.Set) error { return f.create(ctx, s, false) }
 
 // Ensure creates a set unless the same one exists, like ipset.Client.Ensure.
-func (f *Fake) Ensure(ctx context.Context, s ipset.Set) error { return f.create(s, true) }
+func (f *Fake) Ensure(ctx context.Context, s ipset.Set) error { return f.create(ctx, s, true) }
 
-func (f *Fake) create(s ipset.Set, exist bool) error {
+func (f *Fake) create(ctx context.Context, s ipset.Set, exist bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := s.Validate(); err != nil {
 		return err
 	}
@@ -122,6 +126,9 @@ func (f *Fake) create(s ipset.Set, exist bool) error {
 
 // Destroy destroys a set; it fails with ipset.ErrInUse while referenced.
 func (f *Fake) Destroy(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	i, s := f.find(name)
@@ -137,6 +144,9 @@ func (f *Fake) Destroy(ctx context.Context, name string) error {
 
 // Flush empties a set.
 func (f *Fake) Flush(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, err := f.get("flush", name)
@@ -149,6 +159,9 @@ func (f *Fake) Flush(ctx context.Context, name string) error {
 
 // Rename renames a set; the new name must be free and the set unreferenced.
 func (f *Fake) Rename(ctx context.Context, from, to string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, err := f.get("rename", from)
@@ -168,6 +181,9 @@ func (f *Fake) Rename(ctx context.Context, from, to string) error {
 // Swap exchanges the contents and options of two sets of the same type and
 // family; names and references stay where they are, as in the kernel.
 func (f *Fake) Swap(ctx context.Context, a, b string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	sa, err := f.get("swap", a)
@@ -202,6 +218,9 @@ func (s *fakeSet) info(withEntries bool) ipset.SetInfo {
 
 // Header returns a set's options and state.
 func (f *Fake) Header(ctx context.Context, name string) (ipset.SetInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return ipset.SetInfo{}, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, err := f.get("list", name)
@@ -213,6 +232,9 @@ func (f *Fake) Header(ctx context.Context, name string) (ipset.SetInfo, error) {
 
 // List returns a set with its entries.
 func (f *Fake) List(ctx context.Context, name string) (ipset.SetInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return ipset.SetInfo{}, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, err := f.get("list", name)
@@ -224,6 +246,9 @@ func (f *Fake) List(ctx context.Context, name string) (ipset.SetInfo, error) {
 
 // ListAll returns every set, with entries unless headersOnly.
 func (f *Fake) ListAll(ctx context.Context, headersOnly bool) ([]ipset.SetInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]ipset.SetInfo, 0, len(f.sets))
@@ -235,21 +260,33 @@ func (f *Fake) ListAll(ctx context.Context, headersOnly bool) ([]ipset.SetInfo, 
 
 // Add adds entries; present ones are updated, as with `ipset -exist add`.
 func (f *Fake) Add(ctx context.Context, name string, entries ...ipset.Entry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return f.adt("add", name, entries, false)
 }
 
 // AddStrict adds entries; present ones are ipset.ErrElementExists errors.
 func (f *Fake) AddStrict(ctx context.Context, name string, entries ...ipset.Entry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return f.adt("add", name, entries, true)
 }
 
 // Del removes entries; absent ones are ignored.
 func (f *Fake) Del(ctx context.Context, name string, entries ...ipset.Entry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return f.adt("del", name, entries, false)
 }
 
 // DelStrict removes entries; absent ones are ipset.ErrElementMissing errors.
 func (f *Fake) DelStrict(ctx context.Context, name string, entries ...ipset.Entry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return f.adt("del", name, entries, true)
 }
 
@@ -257,6 +294,9 @@ func (f *Fake) DelStrict(ctx context.Context, name string, entries ...ipset.Entr
 // ipset.Client.Update does. Every set must exist and every entry fit its
 // set before anything changes; the first problem is returned alone.
 func (f *Fake) Update(ctx context.Context, changes ...ipset.Change) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	for ci, ch := range changes {
 		s, err := f.get("update", ch.Set.Name)
@@ -341,6 +381,9 @@ func (s *fakeSet) remove(i int) {
 // Test reports whether e is in the set; for hash:net types a full-length
 // prefix matches the networks containing it, a shorter one only itself.
 func (f *Fake) Test(ctx context.Context, name string, e ipset.Entry) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, err := f.get("test", name)
@@ -367,6 +410,9 @@ func (f *Fake) Test(ctx context.Context, name string, e ipset.Entry) (bool, erro
 // Replace makes set s hold exactly entries, all or nothing, with the same
 // checks as ipset.Client.Replace.
 func (f *Fake) Replace(ctx context.Context, s ipset.Set, entries []ipset.Entry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := s.Validate(); err != nil {
 		return err
 	}

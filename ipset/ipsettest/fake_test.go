@@ -8,32 +8,14 @@ import (
 	"testing"
 
 	"github.com/ipvskit/ipvskit/ipset"
+	"github.com/ipvskit/ipvskit/ipset/internal/contract"
 	"github.com/ipvskit/ipvskit/ipset/ipsettest"
 )
 
-// The interface a consumer (the proxier) declares; both the Client and the
-// Fake satisfy it.
-type ipsetAPI interface {
-	Create(ctx context.Context, s ipset.Set) error
-	Ensure(ctx context.Context, s ipset.Set) error
-	Destroy(ctx context.Context, name string) error
-	Flush(ctx context.Context, name string) error
-	Rename(ctx context.Context, from, to string) error
-	Swap(ctx context.Context, a, b string) error
-	Header(ctx context.Context, name string) (ipset.SetInfo, error)
-	List(ctx context.Context, name string) (ipset.SetInfo, error)
-	ListAll(ctx context.Context, headersOnly bool) ([]ipset.SetInfo, error)
-	Add(ctx context.Context, name string, entries ...ipset.Entry) error
-	AddStrict(ctx context.Context, name string, entries ...ipset.Entry) error
-	Del(ctx context.Context, name string, entries ...ipset.Entry) error
-	DelStrict(ctx context.Context, name string, entries ...ipset.Entry) error
-	Test(ctx context.Context, name string, e ipset.Entry) (bool, error)
-	Replace(ctx context.Context, s ipset.Set, entries []ipset.Entry) error
-}
-
+// Both the Client and the Fake have the method set the contract drives.
 var (
-	_ ipsetAPI = (*ipset.Client)(nil)
-	_ ipsetAPI = (*ipsettest.Fake)(nil)
+	_ contract.Sets = (*ipset.Client)(nil)
+	_ contract.Sets = (*ipsettest.Fake)(nil)
 )
 
 func ep(ip string, port uint16) ipset.Entry {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ipvskit/ipvskit/dummy"
+	"github.com/ipvskit/ipvskit/internal/linkcheck"
 	"github.com/ipvskit/ipvskit/proxier"
 )
 
@@ -84,11 +85,11 @@ func (w *linkDep) Update(ctx context.Context, name string, add, remove []netip.A
 }
 
 func validUpdate(name string, add, remove []netip.Addr) bool {
-	if dummy.ValidateName(name) != nil {
+	if linkcheck.Name(name) != "" {
 		return false
 	}
 	for _, a := range slices.Concat(add, remove) {
-		if dummy.ValidateAddr("addr", a) != nil {
+		if linkcheck.VIP(a) != "" {
 			return false
 		}
 	}
