@@ -1,6 +1,6 @@
 // Package iptablestest provides Fake, an in-memory netfilter back end for
 // unit tests of code that drives package iptables' back ends through an
-// interface (iptables.Backend, or the proxier's Rules).
+// interface, such as the proxier's Rules.
 //
 // The Fake behaves as the real back ends do: the same validation and
 // errors (a bad Ruleset is refused and changes nothing), the same
@@ -28,8 +28,8 @@ import (
 	"github.com/ipvskit/ipvskit/iptables"
 )
 
-// Fake is a netfilter back end in memory. It satisfies iptables.Backend,
-// and so the proxier's Rules. It is safe for concurrent use.
+// Fake is a netfilter back end in memory, with the methods IPTables and
+// NFTables share; it satisfies the proxier's Rules. It is safe for concurrent use.
 type Fake struct {
 	mu      sync.Mutex
 	fam     iptables.Family

@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	_ iptables.Backend = (*Fake)(nil)
+	_ contract.Backend = (*Fake)(nil)
 	_ proxier.Rules    = (*Fake)(nil)
 )
 
