@@ -76,7 +76,7 @@ func Preflight(ctx context.Context, cfg *Config, netnsFD int, opts *PreflightOpt
 	for i, s := range opts.Schedulers {
 		base := "preflight.schedulers[" + strconv.Itoa(i) + "]"
 		if s == "" {
-			v.add(base, `""`, "is empty (rr is the default)")
+			v.add(base+".scheduler", `""`, "is empty (rr is the default)")
 			continue
 		}
 		v.scheduler(base, s, 0)
