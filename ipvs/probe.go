@@ -20,3 +20,19 @@ func (c *Client) ProbeScheduler(ctx context.Context, name string) error {
 	}
 	return c.c.probeScheduler(ctx, name)
 }
+
+// schedulerProbeRequest is NEW_SERVICE for IPv6 fwmark service mark with
+// scheduler name and a persistence prefix length (netmask) of 0, which the
+// kernel refuses (1-128) after it looked the scheduler up.
+func schedulerProbeRequest(name string, mark uint32) []byte {
+	e := genl(nil, cmdNewService)
+	n := e.nest(cmdAttrService)
+	e.u16(svcAttrAF, uint16(IPv6))
+	e.u32(svcAttrFWMark, mark)
+	e.str(svcAttrSchedName, name)
+	e.attr(svcAttrFlags, make([]byte, 8))
+	e.u32(svcAttrTimeout, 0)
+	e.attr(svcAttrNetmask, make([]byte, 4)) // prefix length 0: invalid
+	e.end(n)
+	return e.b
+}

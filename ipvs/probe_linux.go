@@ -38,16 +38,3 @@ func (c *client) probeScheduler(ctx context.Context, name string) error {
 	}
 	return fmt.Errorf("ipvs: probe scheduler %s: every fwmark tried is in use", name)
 }
-
-func schedulerProbeRequest(name string, mark uint32) []byte {
-	e := genl(nil, cmdNewService)
-	n := e.nest(cmdAttrService)
-	e.u16(svcAttrAF, uint16(IPv6))
-	e.u32(svcAttrFWMark, mark)
-	e.str(svcAttrSchedName, name)
-	e.attr(svcAttrFlags, make([]byte, 8))
-	e.u32(svcAttrTimeout, 0)
-	e.attr(svcAttrNetmask, make([]byte, 4)) // prefix length 0: invalid
-	e.end(n)
-	return e.b
-}
