@@ -62,9 +62,10 @@ func TestIntegrationIPTablesProbeNamesWhatIsMissing(t *testing.T) {
 				ns := testutil.NewNetNS(t)
 				b := newIPT(t, ns, f, fl)
 				ns.Exec(t, "ipset", "create", "IPVSKIT-CLUSTER-IP", "hash:ip,port")
-				ns.Exec(t, strings.TrimSuffix(fl.binary(f, "x"), "-x"), "-t", "nat", "-N", "IPVSKIT-SERVICES")
+				ipt := strings.TrimSuffix(fl.binary(f, "x"), "-x") // iptables-nft, ip6tables-legacy, ...
+				ns.Exec(t, ipt, "-t", "nat", "-N", "IPVSKIT-SERVICES")
 				save := func() string {
-					return withoutComments(ns.Exec(t, fl.binary(f, "save"))) + ns.Exec(t, "ipset", "list")
+					return ns.Exec(t, ipt, "-t", "nat", "-S") + ns.Exec(t, ipt, "-t", "filter", "-S") + ns.Exec(t, "ipset", "list")
 				}
 				before := save()
 				var want []string
@@ -82,15 +83,4 @@ func TestIntegrationIPTablesProbeNamesWhatIsMissing(t *testing.T) {
 			})
 		}
 	}
-}
-
-// withoutComments drops iptables-save's "# Generated ... on <date>" lines.
-func withoutComments(s string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if !strings.HasPrefix(l, "#") {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
