@@ -23,11 +23,11 @@ import (
 	"github.com/ipvskit/ipvskit/proxier"
 )
 
-var check = flag.Bool("check", false, "check that the kernel has every feature needed, change nothing, and exit (1 if one is missing)")
+var checkFlag = flag.Bool("check", false, "check that the kernel has every feature needed, change nothing, and exit (1 if one is missing)")
 
 // checkAndExit runs the preflight check and exits, if -check was given.
 func checkAndExit(statePath string) {
-	if !*check {
+	if !*checkFlag {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
