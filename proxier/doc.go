@@ -51,6 +51,14 @@
 //	}
 //	fmt.Print(res.Plan) // what it did
 //
+// Missing kernel features: Preflight, called before anything is built,
+// probes the namespace for everything a Proxier for a Config needs (IPVS and
+// the schedulers in use, dummy links, the back end's nftables expressions or
+// iptables matches and ipset types, ctnetlink, the profile's sysctls),
+// changing nothing, and returns one *UnsupportedFeatureError (Feature,
+// Module; errors.Is ErrNotSupported) per missing module, all joined, so the
+// operator loads them at once instead of meeting them one Sync at a time.
+//
 // Graceful termination: an endpoint that leaves a TCP virtual server that
 // stays is not deleted but set to weight 0 (one update, shown in the plan):
 // it takes no new connections while its open ones carry on. Drain, which

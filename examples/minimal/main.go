@@ -34,6 +34,7 @@ func main() {
 	dryRun := flag.Bool("dry-run", false, "print the plan without applying it")
 	cleanup := flag.Bool("cleanup", false, "remove everything ipvskit owns")
 	flag.Parse()
+	checkAndExit(flag.Arg(0)) // -check: see check.go
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, flag.Arg(0), *dryRun, *cleanup); err != nil {

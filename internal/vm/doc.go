@@ -9,7 +9,10 @@
 // bridge, the ipset types, nf_tables, xtables, conntrack, tunnels). Both are
 // cached, so later boots start at once.
 //
-// The guest's init loads the modules, mounts the host's root at /host and
+// The guest's init loads the modules (but those Config.Without leaves out,
+// named on the kernel command line, for testing a kernel that lacks them:
+// the guest cannot load modules on demand, so a module not loaded is a
+// module the kernel does not have), mounts the host's root at /host and
 // chroots into it, where it starts the agent: the same vmexec binary in guest
 // mode. Host and agent talk over one virtio-serial port with small frames
 // (proto.go): the host starts jobs, the agent streams each job's standard

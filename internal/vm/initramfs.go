@@ -13,7 +13,8 @@ import (
 const AgentPort = "ipvskit.agent"
 
 // initScript is the guest's /init. It loads the modules (listed in load order
-// in /modules), mounts the host's root read-only at /host, gives it fresh
+// in /modules) but those the kernel command line names in ipvskit_without=
+// (comma-separated, as their files are named; see Config.Without), mounts the host's root read-only at /host, gives it fresh
 // proc, sys, dev, run and a private TMPDIR, brings up the loopback as any
 // machine has it (a test's API server listens on 127.0.0.1), and runs the
 // agent inside it. The agent's path comes from the kernel command line
@@ -29,12 +30,19 @@ $B mkdir -p /proc /sys /dev /host
 $B mount -t proc proc /proc
 $B mount -t sysfs sys /sys
 $B mount -t devtmpfs dev /dev
-for m in $($B cat /modules); do
-	$B insmod /lib/modules/$m || echo "ipvskit-init: insmod $m failed"
-done
 agent=
+without=" "
 for w in $($B cat /proc/cmdline); do
-	case $w in ipvskit_agent=*) agent=${w#ipvskit_agent=} ;; esac
+	case $w in
+	ipvskit_agent=*) agent=${w#ipvskit_agent=} ;;
+	ipvskit_without=*) without=" $(echo ${w#ipvskit_without=} | $B tr , ' ') " ;;
+	esac
+done
+for m in $($B cat /modules); do
+	n=${m#*-}
+	n=${n%%.ko*}
+	case $without in *" $n "*) echo "ipvskit-init: leaving out $n"; continue ;; esac
+	$B insmod /lib/modules/$m || echo "ipvskit-init: insmod $m failed"
 done
 if ! $B mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose host /host; then
 	echo "ipvskit-init: cannot mount the host's root over 9p"; $B poweroff -f

@@ -145,12 +145,7 @@ func newestCachedKernel(cacheDir string) (Kernel, error) {
 // building it if the cache has none for this kernel, module list, init script
 // and busybox.
 func EnsureInitramfs(k Kernel, cacheDir, busybox string) (string, error) {
-	f, err := os.Open(filepath.Join(k.ModulesDir, "modules.dep"))
-	if err != nil {
-		return "", err
-	}
-	deps, err := parseModulesDep(f)
-	f.Close()
+	deps, err := k.deps()
 	if err != nil {
 		return "", err
 	}

@@ -117,3 +117,43 @@ func (d moduleDeps) loadOrder(wanted []string) ([]string, error) {
 	}
 	return order, nil
 }
+
+// leaveOut checks a list of modules for the guest to leave out (by
+// modprobe name) against the load order of wanted: each must be one the
+// rig loads, and none may be needed by one it keeps (that one would fail
+// to load, leaving out more than asked). It returns them as their files
+// are named, which is how the init script matches them.
+func (d moduleDeps) leaveOut(wanted, without []string) ([]string, error) {
+	order, err := d.loadOrder(wanted)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	var files []string
+	for _, name := range without {
+		n := strings.ReplaceAll(name, "-", "_")
+		found := false
+		for _, p := range order {
+			if moduleName(p) == n {
+				found = true
+				out[p] = true
+				base := path.Base(p)
+				files = append(files, base[:strings.Index(base, ".ko")])
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("leaving out %s: the guest does not load it", name)
+		}
+	}
+	for _, p := range order {
+		if out[p] {
+			continue
+		}
+		for _, dep := range d[p] {
+			if out[dep] {
+				return nil, fmt.Errorf("leaving out %s: %s needs it", moduleName(dep), moduleName(p))
+			}
+		}
+	}
+	return files, nil
+}

@@ -43,12 +43,16 @@ func detectKVM() bool {
 // (-nic none), the host's root read-only over 9p, the serial console on
 // standard output, and the agent's port as a socket QEMU connects to.
 func qemuArgs(c *Config, sock string) []string {
+	cmdline := "console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off ipvskit_agent=" + c.AgentPath
+	if c.withoutArg != "" {
+		cmdline += " " + withoutParam + "=" + c.withoutArg
+	}
 	args := []string{
 		"-nodefaults", "-no-user-config", "-nic", "none",
 		"-m", strconv.Itoa(c.MemoryMB), "-smp", strconv.Itoa(c.CPUs),
 		"-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot",
 		"-kernel", c.Kernel.Vmlinuz, "-initrd", c.Initramfs,
-		"-append", "console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off ipvskit_agent=" + c.AgentPath,
+		"-append", cmdline,
 		"-virtfs", "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap",
 		"-chardev", "socket,id=agent,path=" + sock,
 		"-device", "virtio-serial-pci",

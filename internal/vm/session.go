@@ -30,6 +30,14 @@ type Config struct {
 	KVMAuto     bool          // decide KVM from /dev/kvm and /proc/cpuinfo
 	BootTimeout time.Duration // from start to the agent's ready frame; default 120 s
 	Console     io.Writer     // if set, gets the serial console as it comes
+
+	// Without names modules of Modules the guest leaves out (it loads the
+	// rest), to test how a program copes with a kernel that lacks them. No
+	// module the guest loads may need one of them: Boot fails otherwise.
+	// The guest learns the list from its kernel command line (LeftOut).
+	Without []string
+
+	withoutArg string // Without as the init script matches it
 }
 
 func (c *Config) withDefaults() *Config {
@@ -94,6 +102,13 @@ type jobState struct {
 // once; then Boot returns a *RigError with the console's last lines.
 func Boot(ctx context.Context, cfg *Config) (*Session, error) {
 	c := cfg.withDefaults()
+	if len(c.Without) > 0 {
+		files, err := c.Kernel.leaveOut(c.Without)
+		if err != nil {
+			return nil, fmt.Errorf("vm: %w", err)
+		}
+		c.withoutArg = strings.Join(files, ",")
+	}
 	var reasons []string
 	var last *tail
 	for attempt := 1; attempt <= 2; attempt++ {

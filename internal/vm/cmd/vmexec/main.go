@@ -7,6 +7,9 @@
 //	vmexec [flags] prepare                    fetch the kernel and build the initramfs into the cache
 //	vmexec guest                              the agent, inside the guest (started by the rig's init)
 //
+// With -without, the guest leaves the named modules out (see
+// vm.Config.Without).
+//
 // PROGRAM's exit code is vmexec's. A failure of the rig itself (the guest did
 // not boot, twice, or went away) exits 125 with "vmexec: RIG FAILURE" and the
 // console's tail, so it is never mistaken for a test failure.
@@ -40,6 +43,7 @@ func main() {
 	cpus := fs.Int("cpus", 2, "guest CPUs")
 	qemu := fs.String("qemu", "qemu-system-x86_64", "QEMU `program`")
 	busybox := fs.String("busybox", "/bin/busybox", "a static busybox for the initramfs")
+	without := fs.String("without", "", "comma-separated `modules` the guest leaves out (to test a kernel that lacks them)")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: vmexec [flags] PROGRAM [ARGS...] | session -- CMD [ARGS...] | prepare | guest")
 		fs.PrintDefaults()
@@ -63,6 +67,9 @@ func main() {
 	r := &rig{cache: *cache, busybox: *busybox, cfg: vm.Config{
 		QEMU: *qemu, MemoryMB: *mem, CPUs: *cpus, KVMAuto: true, BootTimeout: *bootTimeout,
 	}, consolePath: *console}
+	if *without != "" {
+		r.cfg.Without = strings.Split(*without, ",")
+	}
 
 	switch {
 	case args[0] == "prepare" && len(args) == 1:

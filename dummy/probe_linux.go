@@ -1,0 +1,43 @@
+package dummy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+
+	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// probe sends RTM_NEWLINK (create, exclusive) of kind dummy with a
+// multicast IFLA_ADDRESS. rtnetlink runs the kind's validate hook, which
+// refuses that address with EADDRNOTAVAIL, before it looks at the name or
+// creates anything; an unknown kind is EOPNOTSUPP instead.
+func (c *client) probe(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.begin(ctx); err != nil {
+		return wrap(ctx, "probe", "", netip.Prefix{}, err)
+	}
+	name := fmt.Sprintf("ipvskit-p%06x", rand.Uint32()&0xffffff)
+	multicast := net.HardwareAddr{0x01, 0x00, 0x5e, 0x00, 0x00, 0x01}
+	err := c.h.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: name, HardwareAddr: multicast}})
+	switch {
+	case errors.Is(err, unix.EADDRNOTAVAIL):
+		return nil
+	case errors.Is(err, unix.EOPNOTSUPP):
+		return &kerr.UnsupportedFeatureError{Feature: "dummy links", Module: "dummy", Err: err}
+	case err == nil:
+		// A kernel that accepted the address made the link: undo it.
+		l, derr := c.h.LinkByName(name)
+		if derr == nil {
+			derr = c.h.LinkDel(l)
+		}
+		return errors.Join(fmt.Errorf("dummy: probe: the kernel accepted a multicast address for link %s, deleted again", name), derr)
+	}
+	return wrap(ctx, "probe", name, netip.Prefix{}, err)
+}

@@ -1,0 +1,43 @@
+package kerr
+
+import "strings"
+
+// UnsupportedFeatureError says the running kernel lacks a feature, and which
+// module provides it. errors.Is(err, ErrNotSupported) is true; the kernel's
+// own answer, if any, is wrapped too.
+type UnsupportedFeatureError struct {
+	// Feature names what is missing, e.g. "IPVS scheduler sh" or
+	// "nftables ct expression (IPv6)".
+	Feature string
+	// Module is the kernel module that provides it, e.g. "ip_vs_sh"; a
+	// parenthesised note may follow when the name differs between kernel
+	// versions.
+	Module string
+	// MinKernel is the first kernel version that has the feature when that
+	// matters (e.g. "5.6"), or "".
+	MinKernel string
+	// Err is what the kernel answered, or nil.
+	Err error
+}
+
+func (e *UnsupportedFeatureError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Feature)
+	b.WriteString(": not supported by the kernel")
+	if e.Module != "" {
+		b.WriteString(" (module " + e.Module + " not loaded)")
+	}
+	if e.MinKernel != "" {
+		b.WriteString(" (needs Linux " + e.MinKernel + " or later)")
+	}
+	if e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+	}
+	return b.String()
+}
+
+// Is reports whether target is ErrNotSupported.
+func (e *UnsupportedFeatureError) Is(target error) bool { return target == ErrNotSupported }
+
+// Unwrap returns the kernel's answer.
+func (e *UnsupportedFeatureError) Unwrap() error { return e.Err }
