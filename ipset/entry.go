@@ -119,7 +119,7 @@ func (e *Entry) validate(s *Set, field string) error {
 		case a.Zone() != "" || a.Is4In6():
 			return bad(f, a.String(), "zones and IPv4-mapped IPv6 addresses are not allowed")
 		case fam == INet && !a.Is4(), fam == INet6 && !a.Is6():
-			return bad(f, a.String(), "not of the set's family "+familyName(fam))
+			return bad(f, a.String(), "not of the set's family "+FamilyName(fam))
 		}
 		return nil
 	}

@@ -104,9 +104,10 @@ const (
 	INet6               = inet.IPv6 // "inet6"
 )
 
-// familyName returns ipset's name for f, as its text and this package's
-// errors write it: "inet", "inet6" or "unspec".
-func familyName(f Family) string {
+// FamilyName returns ipset's own name for f, as `ipset save` and this
+// package's errors write it: "inet", "inet6" or "unspec" (f's String says
+// "IPv4" or "IPv6", as every other package does).
+func FamilyName(f Family) string {
 	switch f {
 	case INet:
 		return "inet"
