@@ -102,7 +102,7 @@ func NewIPTables(cfg *IPTablesConfig) (*IPTables, error) {
 	if c.Family == 0 {
 		c.Family = IPv4
 	}
-	if !c.Family.valid() {
+	if !c.Family.IsValid() {
 		return nil, &ValidationError{Field: "IPTablesConfig.Family", Value: c.Family.String(), Reason: "must be IPv4 or IPv6"}
 	}
 	if c.Instance == "" {

@@ -89,7 +89,7 @@ func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
 	if c.MaxBatchElements == 0 {
 		c.MaxBatchElements = DefaultMaxBatchElements
 	}
-	if !c.Family.valid() {
+	if !c.Family.IsValid() {
 		return nil, &ValidationError{Field: "NFTablesConfig.Family", Value: c.Family.String(), Reason: "must be IPv4 or IPv6"}
 	}
 	if err := names.CheckInstance(c.Instance); err != nil {
