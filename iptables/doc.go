@@ -11,10 +11,11 @@
 //
 // # Choosing a back end
 //
-// Both implement Backend, the interface the proxier uses. Each serves one
-// family in one network namespace, both chosen at construction, keeps what it
-// last applied and sends only the difference; Check reports drift and Repair
-// undoes it.
+// IPTables and NFTables have the same methods, so a program that can use
+// either declares the small interface it needs, as package proxier does with
+// its Rules. Each serves one family in one network namespace, both chosen at
+// construction, keeps what it last applied and sends only the difference;
+// Check reports drift and Repair undoes it.
 //
 //   - NFTables (NewNFTables) writes a table of its own (table ip ipvskit)
 //     over netlink, with nft sets in place of ipsets, and runs no binary. It
