@@ -154,8 +154,8 @@ func TestDeleteCountsAndErrors(t *testing.T) {
 	if n != 1 {
 		t.Errorf("deleted %d, want 1", n)
 	}
-	if fmt.Sprint(s.dumps) != "[ipv4]" {
-		t.Errorf("dumped %v after a failed family, want only ipv4", s.dumps)
+	if fmt.Sprint(s.dumps) != "[IPv4]" {
+		t.Errorf("dumped %v after a failed family, want only IPv4", s.dumps)
 	}
 }
 

@@ -3,6 +3,8 @@ package conntrack
 import (
 	"net/netip"
 	"strconv"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // Filter selects conntrack entries of one protocol by the destination of
@@ -29,10 +31,10 @@ type Filter struct {
 // has none (it then applies to both families).
 func (f *Filter) Family() (Family, bool) {
 	if f.Addr.IsValid() {
-		return familyOf(f.Addr), true
+		return inet.FamilyOf(f.Addr), true
 	}
 	if len(f.Keep) > 0 {
-		return familyOf(f.Keep[0].Addr()), true
+		return inet.FamilyOf(f.Keep[0].Addr()), true
 	}
 	return 0, false
 }
@@ -83,9 +85,9 @@ func (f *Filter) Validate() error {
 			return bad(field, a.String(), "has a zone")
 		}
 		if fam == 0 {
-			fam = familyOf(a)
-		} else if familyOf(a) != fam {
-			return bad(field, a.String(), "is "+familyOf(a).String()+" in a filter whose addresses are "+fam.String())
+			fam = inet.FamilyOf(a)
+		} else if inet.FamilyOf(a) != fam {
+			return bad(field, a.String(), "is "+inet.FamilyOf(a).String()+" in a filter whose addresses are "+fam.String())
 		}
 		return nil
 	}

@@ -3,56 +3,29 @@ package conntrack
 import (
 	"net/netip"
 	"strconv"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
-// Protocol is a transport protocol, by its IANA number (the kernel's
-// IPPROTO_ value), of the three a proxy serves.
-type Protocol uint8
+// Protocol is a flow's transport protocol (inet.Protocol).
+type Protocol = inet.Protocol
 
 // Protocols a Filter may name.
 const (
-	TCP  Protocol = 6
-	UDP  Protocol = 17
-	SCTP Protocol = 132
+	TCP  = inet.TCP
+	UDP  = inet.UDP
+	SCTP = inet.SCTP
 )
 
-func (p Protocol) String() string {
-	switch p {
-	case TCP:
-		return "tcp"
-	case UDP:
-		return "udp"
-	case SCTP:
-		return "sctp"
-	}
-	return "protocol(" + strconv.Itoa(int(p)) + ")"
-}
+// Family is an address family of the conntrack table (inet.Family, the
+// kernel's AF_ number, as the request header carries it).
+type Family = inet.Family
 
-// Family is an address family of the conntrack table.
-type Family uint8
-
-// Address families, by their AF_ numbers.
+// Address families.
 const (
-	IPv4 Family = 2  // AF_INET
-	IPv6 Family = 10 // AF_INET6
+	IPv4 = inet.IPv4
+	IPv6 = inet.IPv6
 )
-
-func (f Family) String() string {
-	switch f {
-	case IPv4:
-		return "ipv4"
-	case IPv6:
-		return "ipv6"
-	}
-	return "family(" + strconv.Itoa(int(f)) + ")"
-}
-
-func familyOf(a netip.Addr) Family {
-	if a.Is4() {
-		return IPv4
-	}
-	return IPv6
-}
 
 // Tuple is one direction of a flow: where its packets come from and go to.
 type Tuple struct {
@@ -71,7 +44,7 @@ type Flow struct {
 }
 
 // Family is the flow's address family, that of its original destination.
-func (f Flow) Family() Family { return familyOf(f.Original.Dst.Addr()) }
+func (f Flow) Family() Family { return inet.FamilyOf(f.Original.Dst.Addr()) }
 
 // String renders f as conntrack -L does, without the state and counters:
 // "udp src=198.18.0.1 dst=198.18.100.1 sport=40000 dport=53 src=198.18.11.2

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 
 	"github.com/mdlayher/netlink"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // ctnetlink's wire format: include/uapi/linux/netfilter/nfnetlink.h and
@@ -138,7 +140,7 @@ func decodeEntry(data []byte) (entry, error) {
 		return e, err
 	case !haveOrig || !haveReply:
 		return e, malformed("entry without both tuples")
-	case familyOf(e.flow.Original.Dst.Addr()) != e.family:
+	case inet.FamilyOf(e.flow.Original.Dst.Addr()) != e.family:
 		return e, malformed(fmt.Sprintf("%v entry in a message of family %v", e.flow.Original.Dst.Addr(), e.family))
 	}
 	return e, nil

@@ -33,12 +33,8 @@ const DefaultOwner = "ipvskit:ipvskit"
 // namespace, over rtnetlink. It is safe for concurrent use; calls are
 // serialised on one netlink socket.
 //
-// Ownership: a Client changes only the dummy links it made, proven by its
-// mark (Config.Owner) in the link's alias, and only the addresses on them. A
-// link of the asked-for name that is not a dummy link (*LinkTypeError), or a
-// dummy link without the mark (*ForeignError), is never modified or deleted:
-// every method fails on it, changing nothing. Addresses on other links are
-// never read for Sync, nor touched.
+// Which links and addresses it changes, and which it leaves alone: see the
+// package documentation.
 //
 // Every method takes a context: it is checked before each request sent to
 // the kernel, and its deadline becomes the socket's send and receive timeout.

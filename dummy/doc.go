@@ -9,10 +9,13 @@
 // arp_announce sysctls' business; see package sysctl.)
 //
 // A Client works in one network namespace, chosen when it is made, over
-// rtnetlink (github.com/vishvananda/netlink); it runs no programs. It only
-// ever changes the dummy link it is asked for by name and the addresses on
-// that link: if the name belongs to a link of another type, every call
-// fails with a *LinkTypeError and the link is left alone.
+// rtnetlink (github.com/vishvananda/netlink); it runs no programs. It
+// changes only the dummy links it made, proven by its mark (Config.Owner)
+// in the link's alias, and only the addresses on them. A link of the
+// asked-for name that is not a dummy link (*LinkTypeError), or a dummy link
+// without the mark (*ForeignError), is never modified or deleted: every
+// method fails on it, changing nothing. Addresses on other links are never
+// read for Sync, nor touched.
 //
 // Package dummytest has an in-memory Fake with the same semantics and
 // errors, for unit tests.

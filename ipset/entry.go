@@ -119,7 +119,7 @@ func (e *Entry) validate(s *Set, field string) error {
 		case a.Zone() != "" || a.Is4In6():
 			return bad(f, a.String(), "zones and IPv4-mapped IPv6 addresses are not allowed")
 		case fam == INet && !a.Is4(), fam == INet6 && !a.Is6():
-			return bad(f, a.String(), "not of the set's family "+fam.String())
+			return bad(f, a.String(), "not of the set's family "+FamilyName(fam))
 		}
 		return nil
 	}
@@ -164,7 +164,7 @@ func (e *Entry) validate(s *Set, field string) error {
 		return err
 	}
 	if t.hasProto() {
-		if !e.Proto.valid() {
+		if !validProto(e.Proto) {
 			return bad("Proto", e.Proto.String(), "must be tcp, udp, sctp or udplite")
 		}
 	} else if err := none("Proto", e.Proto != 0, e.Proto.String()); err != nil {

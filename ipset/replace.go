@@ -56,7 +56,7 @@ func (c *client) replace(ctx context.Context, s *Set, entries []Entry) error {
 		return err
 	case live.Type != s.Type || live.Family != s.family():
 		return &Error{Op: "replace", Set: s.Name, Err: fmt.Errorf("%w: the set is %s %s, wanted %s %s",
-			ErrTypeMismatch, live.Type, live.Family, s.Type, s.family())}
+			ErrTypeMismatch, live.Type, FamilyName(live.Family), s.Type, FamilyName(s.family()))}
 	}
 
 	tmp := *s

@@ -105,14 +105,14 @@ func (s *Set) Validate() error {
 	}
 	if s.Type.isHash() {
 		if f := s.family(); f != INet && f != INet6 {
-			return &ValidationError{Field: "Family", Value: f.String(), Reason: "must be inet or inet6"}
+			return &ValidationError{Field: "Family", Value: FamilyName(f), Reason: "must be inet or inet6"}
 		}
 		if s.PortFrom != 0 || s.PortTo != 0 {
 			return &ValidationError{Field: "PortFrom", Value: fmt.Sprint(s.PortFrom, "-", s.PortTo), Reason: "only bitmap:port has a port range"}
 		}
 	} else {
 		if s.Family != FamilyUnspec {
-			return &ValidationError{Field: "Family", Value: s.Family.String(), Reason: "bitmap:port has no family"}
+			return &ValidationError{Field: "Family", Value: FamilyName(s.Family), Reason: "bitmap:port has no family"}
 		}
 		if s.HashSize != 0 || s.MaxElem != 0 {
 			return &ValidationError{Field: "HashSize", Value: fmt.Sprint(s.HashSize, "/", s.MaxElem), Reason: "bitmap:port has no hashsize or maxelem"}

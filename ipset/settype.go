@@ -1,6 +1,10 @@
 package ipset
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ipvskit/ipvskit/inet"
+)
 
 // Type is an ipset set type: the kind of element a set holds and how it is
 // stored.
@@ -88,18 +92,22 @@ func (t Type) module() string {
 	return string(out)
 }
 
-// Family is the address family of a set's elements.
-type Family uint8
+// Family is the address family of a set's elements (inet.Family; the
+// kernel's NFPROTO_IPV4 and NFPROTO_IPV6 are AF_INET's and AF_INET6's
+// numbers, so it goes on the wire as it is).
+type Family = inet.Family
 
 // Families. Hash sets are IPv4 or IPv6; bitmap:port has none.
 const (
 	FamilyUnspec Family = nfprotoUnspec
-	INet         Family = nfprotoIPv4 // "inet"
-	INet6        Family = nfprotoIPv6 // "inet6"
+	INet                = inet.IPv4 // "inet"
+	INet6               = inet.IPv6 // "inet6"
 )
 
-// String returns ipset's name for the family: "inet", "inet6" or "unspec".
-func (f Family) String() string {
+// FamilyName returns ipset's own name for f, as `ipset save` and this
+// package's errors write it: "inet", "inet6" or "unspec" (f's String says
+// "IPv4" or "IPv6", as every other package does).
+func FamilyName(f Family) string {
 	switch f {
 	case INet:
 		return "inet"
@@ -108,54 +116,25 @@ func (f Family) String() string {
 	case FamilyUnspec:
 		return "unspec"
 	}
-	return fmt.Sprintf("Family(%d)", uint8(f))
+	return f.String()
 }
 
-// Protocol is the transport protocol of a *,port element.
-type Protocol uint8
+// Protocol is the transport protocol of a *,port element (inet.Protocol).
+// Its String is ipset's name for it ("tcp", "udp", ...).
+type Protocol = inet.Protocol
 
 // The protocols a *,port element may carry.
 const (
 	ProtoUnspec Protocol = 0
-	TCP         Protocol = 6
-	UDP         Protocol = 17
-	SCTP        Protocol = 132
-	UDPLite     Protocol = 136
-	protoICMP   Protocol = 1
-	protoICMPv6 Protocol = 58
+	TCP                  = inet.TCP
+	UDP                  = inet.UDP
+	SCTP                 = inet.SCTP
+	UDPLite              = inet.UDPLite
 )
 
-// String returns the protocol's name as ipset writes it ("tcp", "udp", ...).
-func (p Protocol) String() string {
-	switch p {
-	case TCP:
-		return "tcp"
-	case UDP:
-		return "udp"
-	case SCTP:
-		return "sctp"
-	case UDPLite:
-		return "udplite"
-	case protoICMP:
-		return "icmp"
-	case protoICMPv6:
-		return "icmpv6"
-	}
-	return fmt.Sprintf("proto%d", uint8(p))
-}
-
-func (p Protocol) valid() bool { return p == TCP || p == UDP || p == SCTP || p == UDPLite }
+func validProto(p Protocol) bool { return p == TCP || p == UDP || p == SCTP || p == UDPLite }
 
 func parseProtocol(s string) (Protocol, bool) {
-	switch s {
-	case "tcp":
-		return TCP, true
-	case "udp":
-		return UDP, true
-	case "sctp":
-		return SCTP, true
-	case "udplite":
-		return UDPLite, true
-	}
-	return 0, false
+	p, err := inet.ParseProtocol(s)
+	return p, err == nil && validProto(p)
 }

@@ -50,7 +50,7 @@ func createLine(s *Set) string {
 	b.WriteString(s.Type.String())
 	if s.Type.isHash() {
 		b.WriteString(" family ")
-		b.WriteString(s.family().String())
+		b.WriteString(FamilyName(s.family()))
 		if s.HashSize != 0 {
 			fmt.Fprintf(&b, " hashsize %d", s.HashSize)
 		}

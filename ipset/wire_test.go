@@ -275,3 +275,12 @@ func TestErrorClasses(t *testing.T) {
 		t.Errorf("missing type error does not name the module: %v", err)
 	}
 }
+
+// Family is inet's AF_ number and goes on the wire as it is: that is right
+// only while the netfilter NFPROTO_ numbers equal the AF_ ones.
+func TestFamilyIsNFProto(t *testing.T) {
+	if INet != nfprotoIPv4 || INet6 != nfprotoIPv6 || FamilyUnspec != nfprotoUnspec {
+		t.Fatalf("INet %d, INet6 %d, FamilyUnspec %d; NFPROTO_ IPV4 %d, IPV6 %d, UNSPEC %d",
+			INet, INet6, FamilyUnspec, nfprotoIPv4, nfprotoIPv6, nfprotoUnspec)
+	}
+}

@@ -130,7 +130,7 @@ func ipsetDrift(r *Ruleset, n *iptNames, s SetName, infos map[string]ipset.SetIn
 		return x
 	}
 	if si.Type != spec.Type || fam(si.Family) != fam(spec.Family) {
-		return Drift{Object: obj, Problem: fmt.Sprintf("type %s family %s, want %s family %s", si.Type, fam(si.Family), spec.Type, fam(spec.Family))}, true
+		return Drift{Object: obj, Problem: fmt.Sprintf("type %s family %s, want %s family %s", si.Type, ipset.FamilyName(fam(si.Family)), spec.Type, ipset.FamilyName(fam(spec.Family)))}, true
 	}
 	var want, got []item
 	for _, e := range ipsetEntries(r.Members(s)) {

@@ -63,7 +63,7 @@ var iptTampers = []iptTamper{
 		want: func(f Family) []wantDrift {
 			_, nat := renderIPTables(sample(f, Options{}), defaultNames)
 			n := len(nat.rules["IPVSKIT-SERVICES"])
-			return []wantDrift{{"chain nat IPVSKIT-SERVICES", `rules missing (-A IPVSKIT-SERVICES -m comment --comment "ipvskit:ipvskit"; -A IPVSKIT-SERVICES -s ` + f.loopback().String() + " -j RETURN", n, 0}}
+			return []wantDrift{{"chain nat IPVSKIT-SERVICES", `rules missing (-A IPVSKIT-SERVICES -m comment --comment "ipvskit:ipvskit"; -A IPVSKIT-SERVICES -s ` + loopback(f).String() + " -j RETURN", n, 0}}
 		}},
 	{name: "jump deleted", cmds: []string{`IPT -t nat -D PREROUTING -m comment --comment "ipvskit:ipvskit" -j IPVSKIT-SERVICES`},
 		want: func(f Family) []wantDrift {

@@ -106,7 +106,7 @@ func decideOwnership(n *iptNames, fam Family, saves map[Flavor]saved, heads []ip
 		}
 		if spec := ipsetSpec(n, fam, s); types && !sameType(h.Set, spec) {
 			return nil, &ForeignError{Kind: "ipset", Name: h.Name,
-				Reason: fmt.Sprintf("type %s family %s, the back end writes %s family %s", h.Type, setFamily(h.Set), spec.Type, setFamily(spec))}
+				Reason: fmt.Sprintf("type %s family %s, the back end writes %s family %s", h.Type, ipset.FamilyName(setFamily(h.Set)), spec.Type, ipset.FamilyName(setFamily(spec)))}
 		}
 		o.sets[h.Name] = h
 	}

@@ -23,15 +23,12 @@ func ipsetSpec(n *iptNames, f Family, s SetName) ipset.Set {
 		spec.Type = ipset.BitmapPort
 		return spec
 	}
-	spec.Family = ipset.INet
-	if f == IPv6 {
-		spec.Family = ipset.INet6
-	}
+	spec.Family = f // ipset.INet or ipset.INet6
 	return spec
 }
 
 func ipsetEntry(m Member) ipset.Entry {
-	return ipset.Entry{IP: m.Addr, Proto: ipset.Protocol(m.Proto), Port: m.Port, IP2: m.Addr2, Net2: m.Net}
+	return ipset.Entry{IP: m.Addr, Proto: m.Proto, Port: m.Port, IP2: m.Addr2, Net2: m.Net}
 }
 
 func ipsetEntries(ms []Member) []ipset.Entry {

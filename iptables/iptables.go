@@ -94,6 +94,15 @@ type IPTablesConfig struct {
 // it last applied. The jump rules from the built-in chains are inserted by
 // the first Apply and by Repair, not checked on every sync. It is not safe
 // for concurrent use.
+//
+// Its ipsets are marked through an owner chain in the filter table
+// (IPVSKIT-OWNER; KUBE-IPVSKIT-OWNER with kube-proxy's names), never jumped
+// to, with one rule per owned ipset: the kernel then refuses to destroy or
+// rename the set, and an ipset is the back end's exactly when that chain
+// references it. Its first full sync that succeeds removes the nftables
+// back end's marked table of the same instance; until then Owned also
+// returns that table's ledger, so a proxier that switches back ends keeps
+// owning what it made.
 type IPTables struct{ b *iptBackend }
 
 // NewIPTables prepares the back end in cfg.NetNS: it picks the flavor and
@@ -110,7 +119,7 @@ func NewIPTables(cfg *IPTablesConfig) (*IPTables, error) {
 	if c.Family == 0 {
 		c.Family = IPv4
 	}
-	if !c.Family.valid() {
+	if !c.Family.IsValid() {
 		return nil, &ValidationError{Field: "IPTablesConfig.Family", Value: c.Family.String(), Reason: "must be IPv4 or IPv6"}
 	}
 	if c.Instance == "" {

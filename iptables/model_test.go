@@ -30,7 +30,7 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 		{"iface in cidr mode", IPv4, Options{LocalDetector: LocalDetector{Mode: LocalCIDR, Interface: "x"}}, 0, Member{}, "Options.LocalDetector.Interface", "x"},
 		{"unknown mode", IPv4, Options{LocalDetector: LocalDetector{Mode: 9}}, 0, Member{}, "Options.LocalDetector.Mode", "LocalMode(9)"},
 		{"port zero", IPv4, Options{}, ClusterIP, AddrPort(v4, TCP, 0), "cluster-ip[198.18.0.1,tcp:0].Port", "0"},
-		{"bad proto", IPv4, Options{}, ClusterIP, AddrPort(v4, 1, 80), "cluster-ip[198.18.0.1,proto1:80].Proto", "proto1"},
+		{"bad proto", IPv4, Options{}, ClusterIP, AddrPort(v4, 1, 80), "cluster-ip[198.18.0.1,icmp:80].Proto", "icmp"},
 		{"v6 addr in v4", IPv4, Options{}, ClusterIP, AddrPort(v6, TCP, 80), "cluster-ip[2001:db8::1,tcp:80].Addr", "2001:db8::1"},
 		{"mapped addr", IPv6, Options{}, IPVSIPs, Addr(mustAddr("::ffff:198.18.0.1")), "ipvs-ips[::ffff:198.18.0.1].Addr", "::ffff:198.18.0.1"},
 		{"port in addr set", IPv4, Options{}, IPVSIPs, AddrPort(v4, TCP, 80), "ipvs-ips[198.18.0.1,tcp:80].Port", "tcp:80"},

@@ -55,6 +55,12 @@ type NFTablesConfig struct {
 // Options and any sync after a failure re-create the whole table in one
 // batch. It is not safe for concurrent use.
 //
+// Its chains sit at priorities that order them around IPVS's hooks: nat at
+// -100 (prerouting, output) and 100 (postrouting); the filters that must
+// see a VIP as the destination before IPVS rewrites it at 0 (input,
+// forward) and -110 (output). The masquerade after IPVS needs
+// net.ipv4.vs.conntrack=1 (package sysctl's IPVS profile sets it).
+//
 // The table is its own only if it carries its mark (a set commented
 // "ipvskit:<instance>"). A full sync, Repair, Check, Owned and Cleanup read
 // the table's set list first and return a *ForeignError, sending nothing,
@@ -63,7 +69,8 @@ type NFTablesConfig struct {
 // between is not overwritten. The first full sync that succeeds also
 // removes the iptables back end's objects of the same instance (only
 // those it marked); if that fails the table stays applied, the error is
-// returned and the next full sync tries again.
+// returned and the next full sync tries again. Until then Owned also
+// returns the iptables back end's ledger.
 //
 // A full sync the kernel refuses for a missing feature (ENOENT,
 // EOPNOTSUPP) is diagnosed in a throw-away table ipvskit-probe-<random>,
@@ -97,7 +104,7 @@ func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
 	if c.MaxBatchElements == 0 {
 		c.MaxBatchElements = DefaultMaxBatchElements
 	}
-	if !c.Family.valid() {
+	if !c.Family.IsValid() {
 		return nil, &ValidationError{Field: "NFTablesConfig.Family", Value: c.Family.String(), Reason: "must be IPv4 or IPv6"}
 	}
 	if err := names.CheckInstance(c.Instance); err != nil {

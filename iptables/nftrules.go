@@ -265,7 +265,7 @@ func nftChains(r *Ruleset, ids setRefs) []nftChain {
 	mm := jump("mark-for-masquerade")
 
 	services := []nftRule{
-		rule(b.saddrIn(f.loopback(), false), ret),
+		rule(b.saddrIn(loopback(f), false), ret),
 		rule(b.dst(LoadBalancer), jump("load-balancer")),
 	}
 	switch d := o.LocalDetector; {

@@ -117,7 +117,7 @@ func checkPrefix(field string, f Family, p netip.Prefix) error {
 	switch {
 	case !p.IsValid():
 		return &ValidationError{Field: field, Value: p.String(), Reason: "missing or invalid"}
-	case !f.holds(p.Addr()):
+	case !holds(f, p.Addr()):
 		return &ValidationError{Field: field, Value: p.String(), Reason: "not a plain " + f.String() + " network"}
 	case p.Masked() != p:
 		return &ValidationError{Field: field, Value: p.String(), Reason: "has host bits set"}

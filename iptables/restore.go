@@ -85,7 +85,7 @@ func renderIPTables(r *Ruleset, n *iptNames) (filter, nat *iptTable) {
 	svc, masq := n.services, n.markMasq
 
 	// nat SERVICES.
-	nat.add(svc, "-s %s -j RETURN", f.loopback())
+	nat.add(svc, "-s %s -j RETURN", loopback(f))
 	if nonEmpty(LoadBalancer) {
 		nat.add(svc, "%s -j %s", match(LoadBalancer, "dst,dst"), n.loadBalancer)
 	}
@@ -180,7 +180,7 @@ func renderIPTables(r *Ruleset, n *iptNames) (filter, nat *iptTable) {
 		for _, m := range r.Members(LBNoNodeAccess) {
 			// iptables-save prints the ipvs match as --vproto, --vaddr
 			// (without the mask of a host address), --vport.
-			host := fmt.Sprintf("%s/%d", m.Addr, f.bits())
+			host := fmt.Sprintf("%s/%d", m.Addr, f.Bits())
 			filter.add(n.ipvsOutFilter, "-s %s -m ipvs --vproto %d --vaddr %s --vport %d -j DROP", host, m.Proto, m.Addr, m.Port)
 		}
 	}

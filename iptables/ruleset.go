@@ -192,7 +192,7 @@ func (r *Ruleset) validateChanges(old *Ruleset) error {
 		old = nil
 	}
 	if old == nil {
-		if !f.valid() {
+		if !f.IsValid() {
 			return &ValidationError{Field: "Family", Value: f.String(), Reason: "must be IPv4 or IPv6"}
 		}
 		if err := r.Options.validate(f); err != nil {

@@ -16,7 +16,7 @@ func checkMember(f Family, s SetName, m Member) error {
 		if !a.IsValid() {
 			return bad(sub, "", "missing")
 		}
-		if !f.holds(a) {
+		if !holds(f, a) {
 			return bad(sub, a.String(), "not a plain "+f.String()+" address")
 		}
 		return nil
@@ -44,7 +44,7 @@ func checkMember(f Family, s SetName, m Member) error {
 			if m.Proto != 0 {
 				return bad("Proto", m.Proto.String(), "set "+s.String()+" holds ports without protocol")
 			}
-		} else if !m.Proto.valid() {
+		} else if !validProto(m.Proto) {
 			return bad("Proto", m.Proto.String(), "must be tcp, udp or sctp")
 		}
 	}

@@ -26,13 +26,7 @@ type Config struct {
 // whose deadline and cancellation bound the call; a call cut short that way
 // returns an error wrapping ctx.Err(), and the Client replaces its socket
 // (replies may still be queued on it) before the next call.
-//
-// Errors are *Error values naming the operation and object, carrying the
-// kernel's extended-ack message, and wrapping the errno: errors.Is(err,
-// fs.ErrExist) for a duplicate, errors.Is(err, fs.ErrNotExist) for a missing
-// service or destination, errors.Is(err, unix.EINVAL) for a refused argument
-// (whether the kernel or the Client's own validation refused it; in the
-// latter case nothing was sent and the cause is a *ValidationError).
+// Its errors are as the package documentation says (Errors).
 type Client struct {
 	c *client
 }

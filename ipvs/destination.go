@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // ForwardMethod is how IPVS sends packets to a destination
@@ -136,7 +138,7 @@ func (d Destination) family() Family {
 	if d.Family != 0 {
 		return d.Family
 	}
-	return familyOf(d.Addr)
+	return inet.FamilyOf(d.Addr)
 }
 
 // DestinationInfo is a destination as the kernel reports it: its

@@ -24,11 +24,13 @@
 //
 // # Errors
 //
-// Every error names the operation and object (*Error) and wraps its cause:
-// errors.Is(err, fs.ErrExist) for duplicates, errors.Is(err, fs.ErrNotExist)
-// for missing services or destinations, errors.Is(err, unix.EINVAL) for bad
-// arguments. Arguments are validated before anything is sent; a refused
-// argument is a *ValidationError naming the field and value.
+// Every error names the operation and object (*Error), carries the kernel's
+// extended-ack message, and wraps its cause: errors.Is(err, fs.ErrExist) for
+// duplicates, errors.Is(err, fs.ErrNotExist) for missing services or
+// destinations, errors.Is(err, unix.EINVAL) for bad arguments. Arguments are
+// validated before anything is sent; a refused argument is a
+// *ValidationError naming the field and value (and still matches
+// unix.EINVAL).
 //
 // # Example
 //

@@ -51,7 +51,7 @@ func FuzzServiceRoundTrip(f *testing.F) {
 			t.Fatalf("%+v: %v", s, err)
 		}
 		want := withFamily(s)
-		if int(want.Persistence.PrefixLen) == want.Family.bits() {
+		if int(want.Persistence.PrefixLen) == want.Family.Bits() {
 			want.Persistence.PrefixLen = 0 // the full length reads back as 0
 		}
 		if si.Service != want {

@@ -5,72 +5,30 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
-// Family is an address family: IPv4 or IPv6 (the kernel's AF_INET and
-// AF_INET6 values).
-type Family uint16
+// Family is a service's or destination's address family (inet.Family: the
+// kernel's AF_INET or AF_INET6, sent on the wire as a u16).
+type Family = inet.Family
 
 // Address families.
 const (
-	IPv4 Family = 2  // AF_INET
-	IPv6 Family = 10 // AF_INET6
+	IPv4 = inet.IPv4
+	IPv6 = inet.IPv6
 )
 
-func (f Family) String() string {
-	switch f {
-	case IPv4:
-		return "ipv4"
-	case IPv6:
-		return "ipv6"
-	}
-	return fmt.Sprintf("family(%d)", uint16(f))
-}
-
-// bits is the address length of f in bits, or 0 for an unknown family.
-func (f Family) bits() int {
-	switch f {
-	case IPv4:
-		return 32
-	case IPv6:
-		return 128
-	}
-	return 0
-}
-
-// familyOf returns the family of a (IPv4 for IPv4-mapped IPv6 addresses is
-// NOT assumed: a mapped address is IPv6), or 0 for the zero Addr.
-func familyOf(a netip.Addr) Family {
-	switch {
-	case a.Is4():
-		return IPv4
-	case a.Is6():
-		return IPv6
-	}
-	return 0
-}
-
-// Protocol is a service's transport protocol (an IANA protocol number).
-type Protocol uint16
+// Protocol is a service's transport protocol (inet.Protocol: the IANA
+// number, sent on the wire as a u16). The zero value is a fwmark service's.
+type Protocol = inet.Protocol
 
 // Protocols IPVS balances.
 const (
-	TCP  Protocol = 6
-	UDP  Protocol = 17
-	SCTP Protocol = 132
+	TCP  = inet.TCP
+	UDP  = inet.UDP
+	SCTP = inet.SCTP
 )
-
-func (p Protocol) String() string {
-	switch p {
-	case TCP:
-		return "tcp"
-	case UDP:
-		return "udp"
-	case SCTP:
-		return "sctp"
-	}
-	return fmt.Sprintf("protocol(%d)", uint16(p))
-}
 
 // SchedFlags are the scheduler-specific service flags (IP_VS_SVC_F_SCHED1..3).
 // Their meaning depends on the scheduler: sh and mh give flags 1 and 2 names.
@@ -153,7 +111,7 @@ func (k ServiceKey) family() Family {
 	if k.Family != 0 || k.FWMark != 0 {
 		return k.Family
 	}
-	return familyOf(k.Addr)
+	return inet.FamilyOf(k.Addr)
 }
 
 // normal returns k with Family filled in.

@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"net/netip"
 	"time"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // This file maps ipvsadm text lines to and from Service and Destination.
@@ -118,7 +120,7 @@ func (l *textLine) service() (Service, *TextError) {
 			s.Family = IPv6
 		}
 	} else {
-		s.Protocol, s.Addr, s.Port, s.Family = Protocol(l.proto), l.addr, l.port, familyOf(l.addr)
+		s.Protocol, s.Addr, s.Port, s.Family = Protocol(l.proto), l.addr, l.port, inet.FamilyOf(l.addr)
 	}
 	if l.cmd != 'A' && l.cmd != 'E' {
 		return s, nil
@@ -148,7 +150,7 @@ func (l *textLine) service() (Service, *TextError) {
 
 // destination is the Destination a parsed 'a', 'e' or 'd' line names.
 func (l *textLine) destination() Destination {
-	d := Destination{Addr: l.daddr, Port: l.dport, Family: familyOf(l.daddr)}
+	d := Destination{Addr: l.daddr, Port: l.dport, Family: inet.FamilyOf(l.daddr)}
 	if l.cmd == 'd' {
 		return d
 	}

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // Name limits (include/uapi/linux/ip_vs.h lines 115-117: the buffers hold a
@@ -56,7 +58,7 @@ func validateKey(k ServiceKey) error {
 	if err := validateAddr("Service.Addr", k.Addr); err != nil {
 		return err
 	}
-	if k.Family != 0 && k.Family != familyOf(k.Addr) {
+	if k.Family != 0 && k.Family != inet.FamilyOf(k.Addr) {
 		return invalid("Service.Family", k.Family, "does not match Addr %v", k.Addr)
 	}
 	return nil
@@ -95,7 +97,7 @@ func validateService(s Service) error {
 		return invalid("Service.Persistence.Timeout", p.Timeout, "want whole seconds from 0 to 2^32-1")
 	case p.Timeout == 0 && p.PrefixLen != 0:
 		return invalid("Service.Persistence.PrefixLen", p.PrefixLen, "set on a service that is not persistent (Timeout 0)")
-	case int(p.PrefixLen) > k.Family.bits():
+	case int(p.PrefixLen) > k.Family.Bits():
 		return invalid("Service.Persistence.PrefixLen", p.PrefixLen, "longer than a %v address", k.Family)
 	}
 	return nil
@@ -115,7 +117,7 @@ func validateDest(k ServiceKey, d Destination) error {
 		return err
 	}
 	k = k.normal()
-	if d.Family != 0 && d.Family != familyOf(d.Addr) {
+	if d.Family != 0 && d.Family != inet.FamilyOf(d.Addr) {
 		return invalid("Destination.Family", d.Family, "does not match Addr %v", d.Addr)
 	}
 	if d.Forward > Bypass {

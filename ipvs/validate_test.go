@@ -151,7 +151,7 @@ func TestErrorIs(t *testing.T) {
 func TestStrings(t *testing.T) {
 	for got, want := range map[string]string{
 		ServiceKey{Protocol: SCTP, Addr: mustAddr("2001:db8::1"), Port: 9}.String(): "sctp [2001:db8::1]:9",
-		ServiceKey{FWMark: 3, Family: IPv4}.String():                                "fwmark 3 (ipv4)",
+		ServiceKey{FWMark: 3, Family: IPv4}.String():                                "fwmark 3 (IPv4)",
 		(SHFallback | SchedFlag3).String():                                          "flag-1,flag-3",
 		(TunnelCsum).String():                                                       "csum",
 		TunnelFlags(0).String():                                                     "nocsum",

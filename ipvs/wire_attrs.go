@@ -61,6 +61,16 @@ func (a *attrs) u16() uint16 {
 	return binary.NativeEndian.Uint16(a.val)
 }
 
+// u16small reads a u16 that holds an AF_ or IPPROTO_ number (Family and
+// Protocol are 8 bits wide): a larger value is an error, never truncated.
+func (a *attrs) u16small() uint8 {
+	v := a.u16()
+	if v > 0xff && a.err == nil {
+		a.err = fmt.Errorf("attribute %d: value %d, want at most 255", a.typ, v)
+	}
+	return uint8(v)
+}
+
 // be16 reads a network-order 16-bit value (ports).
 func (a *attrs) be16() uint16 {
 	if !a.size(2) {

@@ -36,3 +36,21 @@ func TestAttrs(t *testing.T) {
 		t.Fatalf("truncated: err = %v", a.err)
 	}
 }
+
+// A family or protocol the kernel sends as a u16 above 255 is an error, not
+// read as its low byte (258 would be AF_INET).
+func TestAttrsU16Small(t *testing.T) {
+	for _, c := range []struct {
+		v    uint16
+		ok   bool
+		want uint8
+	}{{10, true, 10}, {255, true, 255}, {258, false, 2}} {
+		a := attrs{b: attr(1, u16(c.v)...)}
+		if !a.next() {
+			t.Fatal(a.err)
+		}
+		if got := a.u16small(); (a.err == nil) != c.ok || (c.ok && got != c.want) {
+			t.Errorf("u16small of %d = %d, err %v; want ok %v", c.v, got, a.err, c.ok)
+		}
+	}
+}

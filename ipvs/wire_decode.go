@@ -122,9 +122,9 @@ func decodeService(b []byte) (ServiceInfo, error) {
 	for a.next() {
 		switch a.typ {
 		case svcAttrAF:
-			s.Family, haveAF = Family(a.u16()), true
+			s.Family, haveAF = Family(a.u16small()), true
 		case svcAttrProtocol:
-			s.Protocol = Protocol(a.u16())
+			s.Protocol = Protocol(a.u16small())
 		case svcAttrAddr:
 			addr = a.val
 		case svcAttrPort:
@@ -173,7 +173,7 @@ func decodeService(b []byte) (ServiceInfo, error) {
 			if err != nil {
 				return si, fmt.Errorf("ipvs: decoding service: %w", err)
 			}
-			if int(pl) != s.Family.bits() {
+			if int(pl) != s.Family.Bits() {
 				s.Persistence.PrefixLen = pl
 			}
 		}

@@ -38,7 +38,7 @@ func decodeDest(b []byte, svcFamily Family) (DestinationInfo, error) {
 		case destAttrPersistConns:
 			di.PersistentConns = a.u32()
 		case destAttrAddrFamily:
-			d.Family = Family(a.u16())
+			d.Family = Family(a.u16small())
 		case destAttrTunType:
 			d.TunnelType = TunnelType(a.u8())
 		case destAttrTunPort:

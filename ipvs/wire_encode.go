@@ -98,7 +98,7 @@ func genl(b []byte, cmd uint8) enc { return enc{append(b, cmd, genlVersion, 0, 0
 // order) for IPv6 ones (ip_vs_ctl.c compares it with 1..128).
 func netmask(f Family, prefixLen uint8) [4]byte {
 	var p [4]byte
-	bits := f.bits()
+	bits := f.Bits()
 	n := int(prefixLen)
 	if n == 0 || n > bits {
 		n = bits

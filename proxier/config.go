@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"net/netip"
 	"time"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // Config is what is per node rather than per service. The zero value of each
@@ -104,30 +106,14 @@ func (b Backend) String() string {
 	return "Backend(" + itoa(int(b)) + ")"
 }
 
-// Family is an IP family.
-type Family uint8
+// Family is an IP family (inet.Family, as every ipvskit package has it).
+type Family = inet.Family
 
+// The families.
 const (
-	IPv4 Family = 4
-	IPv6 Family = 6
+	IPv4 = inet.IPv4
+	IPv6 = inet.IPv6
 )
-
-func (f Family) String() string {
-	switch f {
-	case IPv4:
-		return "IPv4"
-	case IPv6:
-		return "IPv6"
-	}
-	return "Family(" + itoa(int(f)) + ")"
-}
-
-func familyOf(a netip.Addr) Family {
-	if a.Is4() {
-		return IPv4
-	}
-	return IPv6
-}
 
 // LocalDetector tells local (pod) traffic from the rest: by source prefixes
 // (the cluster CIDRs), by input interface name, or by interface name prefix.

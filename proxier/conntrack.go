@@ -68,7 +68,7 @@ func flowFilters(pending map[ipvs.ServiceKey]bool, cur *desired) []conntrack.Fil
 	keys := slices.SortedFunc(maps.Keys(pending), compareServiceKeys)
 	out := make([]conntrack.Filter, 0, len(keys))
 	for _, k := range keys {
-		f := conntrack.Filter{Protocol: conntrack.Protocol(k.Protocol), Addr: k.Addr.Unmap(), Port: k.Port}
+		f := conntrack.Filter{Protocol: k.Protocol, Addr: k.Addr.Unmap(), Port: k.Port}
 		if vs := cur.servers[k]; vs != nil {
 			for _, dk := range sortedDestKeys(vs.dests) {
 				f.Keep = append(f.Keep, netip.AddrPortFrom(dk.Addr.Unmap(), dk.Port))

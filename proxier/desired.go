@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
@@ -68,7 +69,7 @@ func compute(s *State, c *Config) *desired {
 			add := func(addr netip.Addr, port int, kind FrontendKind, policy TrafficPolicy, bind bool) {
 				vs := &virtualServer{
 					svc:   virtualService(&svc, pt.Protocol, addr, port),
-					dests: chooseEndpoints(&svc, pt, policy, familyOf(addr)),
+					dests: chooseEndpoints(&svc, pt, policy, inet.FamilyOf(addr)),
 					owner: frontend{ServiceID: id, PortName: pt.Name, Kind: kind},
 				}
 				d.servers[vs.svc.Key()] = vs
@@ -87,7 +88,7 @@ func compute(s *State, c *Config) *desired {
 			}
 			if pt.NodePort != 0 {
 				for _, a := range nodeIPs {
-					if servesFamily(&svc, familyOf(a)) {
+					if servesFamily(&svc, inet.FamilyOf(a)) {
 						add(a, pt.NodePort, NodePort, svc.ExternalTrafficPolicy, false)
 					}
 				}
@@ -100,13 +101,13 @@ func compute(s *State, c *Config) *desired {
 
 func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipvs.Service {
 	v := ipvs.Service{
-		Protocol:   ipvsProtocol(proto),
+		Protocol:   proto.number(),
 		Addr:       addr,
 		Port:       uint16(port),
 		Scheduler:  svc.Scheduler,
 		SchedFlags: svc.SchedulerFlags,
 	}
-	v.Family = ipvsFamily(familyOf(addr))
+	v.Family = inet.FamilyOf(addr)
 	if v.Scheduler == "" {
 		v.Scheduler = "rr"
 	}
@@ -119,23 +120,6 @@ func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipv
 	return v
 }
 
-func ipvsFamily(f Family) ipvs.Family {
-	if f == IPv6 {
-		return ipvs.IPv6
-	}
-	return ipvs.IPv4
-}
-
-func ipvsProtocol(p Protocol) ipvs.Protocol {
-	switch p {
-	case UDP:
-		return ipvs.UDP
-	case SCTP:
-		return ipvs.SCTP
-	}
-	return ipvs.TCP
-}
-
 // chooseEndpoints picks a port's destinations of one family as kube-proxy
 // does (one proxier per family): the Ready endpoints, or, when none is
 // Ready, those Serving and Terminating. A Local
@@ -143,7 +127,7 @@ func ipvsProtocol(p Protocol) ipvs.Protocol {
 // when there are none the VIP has no destinations (traffic to it is not sent
 // elsewhere, which would lose the client's address that Local promises).
 func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) map[ipvs.DestinationKey]ipvs.Destination {
-	eligible := func(e *Endpoint) bool { return familyOf(e.Addr) == fam && (policy != Local || e.Local) }
+	eligible := func(e *Endpoint) bool { return inet.FamilyOf(e.Addr) == fam && (policy != Local || e.Local) }
 	ready := func(e *Endpoint) bool { return e.Ready }
 	n := 0
 	for i := range svc.Endpoints {
@@ -162,7 +146,7 @@ func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) ma
 		}
 		d := ipvs.Destination{
 			Addr:    e.Addr,
-			Family:  ipvsFamily(fam), // as the kernel reports it, so a read back compares equal
+			Family:  fam, // as the kernel reports it, so a read back compares equal
 			Port:    uint16(endpointPort(e, pt)),
 			Forward: ipvs.Masq,
 			Weight:  1,
@@ -190,7 +174,7 @@ func servesFamily(svc *Service, f Family) bool {
 	if len(svc.ClusterIPs) == 0 {
 		return true
 	}
-	return slices.ContainsFunc(svc.ClusterIPs, func(a netip.Addr) bool { return familyOf(a) == f })
+	return slices.ContainsFunc(svc.ClusterIPs, func(a netip.Addr) bool { return inet.FamilyOf(a) == f })
 }
 
 // nodePortAddrs are the node addresses NodePort virtual servers listen on:
@@ -199,7 +183,7 @@ func nodePortAddrs(n *Node, fams map[Family]bool) []netip.Addr {
 	var out []netip.Addr
 	for _, a := range n.Addresses {
 		a = a.Unmap()
-		if !fams[familyOf(a)] || a.IsLoopback() || a.IsLinkLocalUnicast() {
+		if !fams[inet.FamilyOf(a)] || a.IsLoopback() || a.IsLinkLocalUnicast() {
 			continue
 		}
 		if len(n.NodePortCIDRs) > 0 && !slices.ContainsFunc(n.NodePortCIDRs, func(p netip.Prefix) bool { return p.Contains(a) }) {

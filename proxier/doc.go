@@ -61,48 +61,41 @@
 //
 // Graceful termination: an endpoint that leaves a TCP virtual server that
 // stays is not deleted but set to weight 0 (one update, shown in the plan):
-// it takes no new connections while its open ones carry on. Drain, which
-// the caller calls on its own timer (nothing runs in the background),
-// deletes such destinations once the kernel counts no active or inactive
-// connections on them, or once they have drained for Config.MaxDrain (15
-// minutes by default), in one batch. UDP and SCTP destinations are deleted
-// at once; a virtual server that goes takes its destinations with it; one
-// that comes back while draining returns to its weight in place. A new
-// Proxier rebuilds the list from what its first Sync reads back, so an
+// it takes no new connections while its open ones carry on, until Drain
+// (called on the caller's timer) deletes it. UDP and SCTP destinations are
+// deleted at once; a virtual server that goes takes its destinations with
+// it; one that comes back while draining returns to its weight in place. A
+// new Proxier rebuilds the list from what its first Sync reads back, so an
 // earlier run's weight-0 destinations drain too. Result.Draining and
 // DrainResult.Draining are the queue's length. Serving and Terminating
 // endpoints are used only when no endpoint is Ready, as kube-proxy does.
 //
 // Drift: others can change what the Proxier applied (ipvsadm, ip addr,
-// ipset, iptables, nft, sysctl -w). Reconcile, called on a timer the caller
-// controls, reads the kernel back (one read per subsystem), repairs every
-// difference from what the Proxier last applied, and returns a report of
-// each (subsystem, object, problem); it runs one at a time with Sync.
+// ipset, iptables, nft, sysctl -w). Reconcile, called on the caller's timer,
+// repairs every difference from what the Proxier last applied and reports
+// each.
 //
 // Ownership: the Proxier changes or deletes only what it can prove it made,
 // by a mark it put there, never by a name or an address alone. Its names
 // derive from Config.Instance ("ipvskit" by default): the VIP link
-// "ipvskit0", marked by its alias "ipvskit:ipvskit" (dummy.Config.Owner);
-// the nftables back end's table "ipvskit" in ip and ip6, every set of it
-// commented with the mark; the iptables back end's chains and ipsets
-// "IPVSKIT-*" (IPv6 ipsets "IPVSKIT-6-*"), every chain starting with a rule
-// that carries the mark, jump rules with the mark as comment, and an owner
-// chain that references each of its ipsets (so none can be destroyed and
-// re-created under it). Virtual servers cannot be marked, so the rules hold
-// a ledger: the VirtualServers and IPVSIPs sets, written before a virtual
-// server or VIP is made and trimmed after it is gone. A restarted Proxier
-// owns what the ledger says, and nothing else: another program's virtual
-// server, even on one of its VIPs at another port, or at a node port on a
-// node address, is never read into a plan; an address on its link that the
-// ledger lacks (the kernel's fe80::, a network someone added) is never
-// unbound. A foreign virtual server at a VIP:port the State asks for makes
-// Sync fail with a *ConflictError naming both (errors.Is fs.ErrExist) before
-// anything is sent. An object of the Proxier's names without its mark (a
-// link, a table, a chain, an ipset: another program's, or an earlier ipvskit
-// version's, which wrote no marks) makes the first Sync fail with an error
-// that names it and wraps fs.ErrExist, before the link or any sysctl is
-// touched; Cleanup leaves it. Several instances share a namespace under
-// either back end. Config.KubeProxyNames opts into kube-proxy's names
-// (kube-ipvs0, KUBE-*, table kube-proxy) for taking over a kube-proxy node;
-// objects kube-proxy made carry no mark and are still never touched.
+// "ipvskit0", marked by its alias "ipvskit:ipvskit" (dummy.Config.Owner),
+// and the netfilter back end's table, or chains and ipsets, marked as
+// package iptables says (Ownership). Virtual servers cannot be marked, so
+// the rules hold a ledger: the VirtualServers and IPVSIPs sets, written
+// before a virtual server or VIP is made and trimmed after it is gone. A
+// restarted Proxier owns what the ledger says, and nothing else: another
+// program's virtual server, even on one of its VIPs at another port, or at a
+// node port on a node address, is never read into a plan; an address on its
+// link that the ledger lacks (the kernel's fe80::, a network someone added)
+// is never unbound. A foreign virtual server at a VIP:port the State asks
+// for makes Sync fail with a *ConflictError naming both (errors.Is
+// fs.ErrExist) before anything is sent. An object of the Proxier's names
+// without its mark (a link, a table, a chain, an ipset: another program's,
+// or an earlier ipvskit version's, which wrote no marks) makes the first
+// Sync fail with an error that names it and wraps fs.ErrExist, before the
+// link or any sysctl is touched; Cleanup leaves it. Several instances share
+// a namespace under either back end. Config.KubeProxyNames opts into
+// kube-proxy's names (kube-ipvs0, KUBE-*, table kube-proxy) for taking over
+// a kube-proxy node; objects kube-proxy made carry no mark and are still
+// never touched.
 package proxier

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/netip"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
@@ -58,7 +59,7 @@ func (p *Proxier) readLedger(ctx context.Context, skipForeign bool) (*ledger, er
 
 // ledgerKey is the virtual server key of a VirtualServers member.
 func ledgerKey(m iptables.Member) ipvs.ServiceKey {
-	return ipvs.ServiceKey{Family: ipvsFamily(familyOf(m.Addr)), Protocol: ipvs.Protocol(m.Proto), Addr: m.Addr, Port: m.Port}
+	return ipvs.ServiceKey{Family: inet.FamilyOf(m.Addr), Protocol: m.Proto, Addr: m.Addr, Port: m.Port}
 }
 
 // vipOnLink reports whether an address read from the VIP link can be one of

@@ -118,7 +118,7 @@ func probeDummy(ctx context.Context, ns netns.NsHandle) error {
 }
 
 func probeNFTables(ctx context.Context, ns netns.NsHandle, f Family) error {
-	b, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: ns, Family: ruleFamily(f)})
+	b, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: ns, Family: f})
 	if errors.Is(err, iptables.ErrNotSupported) {
 		return &UnsupportedFeatureError{Feature: "nftables (" + f.String() + ")", Module: "nf_tables", Err: err}
 	}
@@ -130,7 +130,7 @@ func probeNFTables(ctx context.Context, ns netns.NsHandle, f Family) error {
 }
 
 func probeIPTables(ctx context.Context, ns netns.NsHandle, f Family) error {
-	b, err := iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: ns, Family: ruleFamily(f)})
+	b, err := iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: ns, Family: f})
 	if err != nil {
 		return err // the binaries, or ipset (module ip_set): the error names them
 	}

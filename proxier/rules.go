@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
@@ -43,7 +44,7 @@ func (c *Config) options(f Family) iptables.Options {
 	switch {
 	case len(d.ClusterCIDRs) > 0:
 		for _, p := range d.ClusterCIDRs {
-			if familyOf(p.Addr()) == f {
+			if inet.FamilyOf(p.Addr()) == f {
 				o.LocalDetector = iptables.LocalDetector{Mode: iptables.LocalCIDR, CIDR: p}
 			}
 		}
@@ -55,23 +56,6 @@ func (c *Config) options(f Family) iptables.Options {
 	return o
 }
 
-func ruleFamily(f Family) iptables.Family {
-	if f == IPv6 {
-		return iptables.IPv6
-	}
-	return iptables.IPv4
-}
-
-func ruleProtocol(p Protocol) iptables.Protocol {
-	switch p {
-	case UDP:
-		return iptables.UDP
-	case SCTP:
-		return iptables.SCTP
-	}
-	return iptables.TCP
-}
-
 // rulesets fills one ruleset per enabled family from s, as kube-proxy's IPVS
 // mode fills its ipsets (reference section 2); vips are the addresses bound
 // on the VIP link. The VirtualServers set is the ownership ledger: the key
@@ -79,13 +63,13 @@ func ruleProtocol(p Protocol) iptables.Protocol {
 func rulesets(s *State, c *Config, vips map[netip.Addr]bool, servers map[ipvs.ServiceKey]*virtualServer) map[Family]*iptables.Ruleset {
 	out := map[Family]*iptables.Ruleset{}
 	for f := range enabledFamilies(c) {
-		out[f] = iptables.NewRuleset(ruleFamily(f), c.options(f))
+		out[f] = iptables.NewRuleset(f, c.options(f))
 	}
 	// of is a's family's ruleset; Validate has refused addresses of a
 	// disabled family, but a stray one is skipped rather than dereferenced.
 	none := iptables.NewRuleset(iptables.IPv4, iptables.Options{})
 	of := func(a netip.Addr) *iptables.Ruleset {
-		if r := out[familyOf(a)]; r != nil {
+		if r := out[inet.FamilyOf(a)]; r != nil {
 			return r
 		}
 		return none
@@ -93,7 +77,7 @@ func rulesets(s *State, c *Config, vips map[netip.Addr]bool, servers map[ipvs.Se
 	nodeIPs := nodePortAddrs(&s.Node, enabledFamilies(c))
 	for _, svc := range s.Services {
 		for _, pt := range svc.Ports {
-			proto, port := ruleProtocol(pt.Protocol), uint16(pt.Port)
+			proto, port := pt.Protocol.number(), uint16(pt.Port)
 			for _, a := range svc.ClusterIPs {
 				of(a).Add(iptables.ClusterIP, iptables.AddrPort(a, proto, port))
 			}
@@ -138,7 +122,7 @@ func rulesets(s *State, c *Config, vips map[netip.Addr]bool, servers map[ipvs.Se
 // ledgerMember is k as a member of the VirtualServers set (the two
 // packages number protocols as the kernel does).
 func ledgerMember(k ipvs.ServiceKey) iptables.Member {
-	return iptables.AddrPort(k.Addr, iptables.Protocol(k.Protocol), k.Port)
+	return iptables.AddrPort(k.Addr, k.Protocol, k.Port)
 }
 
 func loadBalancer(r *iptables.Ruleset, svc *Service, a netip.Addr, proto iptables.Protocol, port uint16, node []netip.Addr) {
@@ -153,7 +137,7 @@ func loadBalancer(r *iptables.Ruleset, svc *Service, a netip.Addr, proto iptable
 	r.Add(iptables.LoadBalancerFW, m)
 	nodeAdmitted := false
 	for _, p := range svc.LoadBalancerSourceRanges {
-		if familyOf(p.Addr()) != familyOf(a) {
+		if inet.FamilyOf(p.Addr()) != inet.FamilyOf(a) {
 			continue
 		}
 		r.Add(iptables.LoadBalancerSourceCIDR, iptables.AddrPortNet(a, proto, port, p))
@@ -187,7 +171,7 @@ func nodePort(out map[Family]*iptables.Ruleset, svc *Service, p Protocol, port u
 			}
 		case SCTP:
 			for _, a := range nodeIPs {
-				if familyOf(a) != f {
+				if inet.FamilyOf(a) != f {
 					continue
 				}
 				m := iptables.AddrPort(a, iptables.SCTP, port)
@@ -201,7 +185,7 @@ func nodePort(out map[Family]*iptables.Ruleset, svc *Service, p Protocol, port u
 }
 
 func hasFamily(addrs []netip.Addr, f Family) bool {
-	return slices.ContainsFunc(addrs, func(a netip.Addr) bool { return familyOf(a) == f })
+	return slices.ContainsFunc(addrs, func(a netip.Addr) bool { return inet.FamilyOf(a) == f })
 }
 
 // unionRuleset is next's options with the members of both prev and next:

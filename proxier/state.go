@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
 
@@ -127,6 +128,19 @@ const (
 	UDP  Protocol = "UDP"
 	SCTP Protocol = "SCTP"
 )
+
+// number is p as the kernel packages take it. The State keeps Kubernetes'
+// names (a string, so a bad one is reported as written); this is the one
+// place they become numbers. Validation admits only the three.
+func (p Protocol) number() inet.Protocol {
+	switch p {
+	case UDP:
+		return inet.UDP
+	case SCTP:
+		return inet.SCTP
+	}
+	return inet.TCP
+}
 
 // TrafficPolicy says which endpoints a VIP uses.
 type TrafficPolicy uint8

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/linkcheck"
 	"github.com/ipvskit/ipvskit/internal/names"
 	"github.com/ipvskit/ipvskit/ipvs"
@@ -136,7 +137,7 @@ func (v *validator) config(c *Config) {
 	for i, p := range d.ClusterCIDRs {
 		path := fmt.Sprintf("config.localDetector.clusterCIDRs[%d]", i)
 		v.prefix(path, p)
-		if f := familyOf(p.Addr()); p.IsValid() && cidrFam[f] {
+		if f := inet.FamilyOf(p.Addr()); p.IsValid() && cidrFam[f] {
 			v.add(path, p, "is a second %v cluster CIDR (at most one per family)", f)
 		} else {
 			cidrFam[f] = true
@@ -235,7 +236,7 @@ func (v *validator) service(base string, svc *Service, nodeAddrs map[netip.Addr]
 		if !v.vip(p, a, nodeAddrs) {
 			continue
 		}
-		if f := familyOf(a); seenFam[f] {
+		if f := inet.FamilyOf(a); seenFam[f] {
 			v.add(p, a, "is a second %v cluster IP (at most one per family)", f)
 		} else {
 			seenFam[f] = true
@@ -284,8 +285,8 @@ func (v *validator) vip(path string, a netip.Addr, nodeAddrs map[netip.Addr]bool
 		v.add(path, a, "is an IPv4-mapped IPv6 address (write it as IPv4)")
 	case a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a.IsLinkLocalUnicast():
 		v.add(path, a, "is not a usable VIP (unspecified, multicast, loopback or link-local)")
-	case !v.families[familyOf(a)]:
-		v.add(path, a, "is %v, which the config does not enable", familyOf(a))
+	case !v.families[inet.FamilyOf(a)]:
+		v.add(path, a, "is %v, which the config does not enable", inet.FamilyOf(a))
 	case nodeAddrs[a]:
 		v.add(path, a, "equals a node address (binding it would make the node unreachable there)")
 	default:
@@ -382,8 +383,8 @@ func (v *validator) endpoints(base string, svc *Service) {
 			v.add(path(i)+".addr", ep.Addr, "is not a unicast address")
 		case ep.Addr.Is4In6():
 			v.add(path(i)+".addr", ep.Addr, "is an IPv4-mapped IPv6 address (write it as IPv4)")
-		case !v.families[familyOf(ep.Addr)]:
-			v.add(path(i)+".addr", ep.Addr, "is %v, which the config does not enable", familyOf(ep.Addr))
+		case !v.families[inet.FamilyOf(ep.Addr)]:
+			v.add(path(i)+".addr", ep.Addr, "is %v, which the config does not enable", inet.FamilyOf(ep.Addr))
 		}
 		if len(ep.Ports) == 0 {
 			continue

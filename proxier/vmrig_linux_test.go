@@ -353,12 +353,12 @@ func (tp *topology) nodeDeps(t *testing.T, cfg Config, fl iptables.Flavor) Deps 
 	for f := range enabledFamilies(&cfg) {
 		switch cfg.Backend {
 		case NFTables:
-			r, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: h, Family: ruleFamily(f), Instance: cfg.Instance, KubeProxyNames: cfg.KubeProxyNames})
+			r, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: h, Family: f, Instance: cfg.Instance, KubeProxyNames: cfg.KubeProxyNames})
 			must(t, err)
 			t.Cleanup(func() { r.Close() })
 			d.Rules[f] = r
 		case IPTables:
-			r, err := iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: ruleFamily(f), Flavor: fl, Instance: cfg.Instance, KubeProxyNames: cfg.KubeProxyNames})
+			r, err := iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: f, Flavor: fl, Instance: cfg.Instance, KubeProxyNames: cfg.KubeProxyNames})
 			must(t, err)
 			t.Cleanup(func() { r.Close() })
 			d.Rules[f] = r

@@ -23,12 +23,8 @@ type Config struct {
 }
 
 // Client reads and writes the net/ sysctls of one network namespace, through
-// /proc/sys. The kernel resolves net/ keys against the namespace of the
-// thread that opens the file, so every call runs on a fresh OS thread that
-// enters the namespace and is discarded afterwards; no other goroutine ever
-// runs there. A Client is safe for concurrent use.
-//
-// Only keys below net/ are accepted: the others are not per namespace.
+// /proc/sys, each call on a thread of its own (the package documentation
+// says why). A Client is safe for concurrent use.
 //
 // Every method that reads or writes takes a context. It is checked before
 // the thread starts and before each write of Apply (a canceled Apply writes

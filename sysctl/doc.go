@@ -5,9 +5,10 @@
 // dotted form ("net.ipv4.ip_forward"). Only keys below net/ are accepted:
 // they are per network namespace, and the kernel resolves them against the
 // namespace of the thread that opens the file, so a Client opens every file
-// on a fresh OS thread that has entered its namespace and throws the thread
-// away afterwards. Keys outside net/ are global; writing one "in a
-// namespace" would change the whole machine, so they are refused.
+// on a fresh OS thread that has entered its namespace (no other goroutine
+// ever runs there) and throws the thread away afterwards. Keys outside net/
+// are global; writing one "in a namespace" would change the whole machine,
+// so they are refused.
 //
 // A key that does not exist is a *NotExistError naming the module that
 // provides it (ip_vs, br_netfilter, ...) or the interface it is about.

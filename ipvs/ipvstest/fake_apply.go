@@ -7,6 +7,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
 
@@ -66,7 +67,7 @@ func (f *Fake) apply(op ipvs.Op) error {
 
 	d := op.Destination
 	if d.Family == 0 {
-		d.Family = familyOf(d.Addr)
+		d.Family = inet.FamilyOf(d.Addr)
 	}
 	i := slices.IndexFunc(s.dests, func(x ipvs.DestinationInfo) bool { return x.Key() == d.Key() })
 	switch op.Kind {
@@ -104,13 +105,6 @@ func (f *Fake) apply(op ipvs.Op) error {
 		return kernelErr(name, obj, syscall.EINVAL)
 	}
 	return nil
-}
-
-func familyOf(a netip.Addr) ipvs.Family {
-	if a.Is4() {
-		return ipvs.IPv4
-	}
-	return ipvs.IPv6
 }
 
 // unicast is the kernel's check on a new destination's address

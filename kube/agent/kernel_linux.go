@@ -72,11 +72,7 @@ func (k *Kernel) NewProxier(cfg *proxier.Config) (*proxier.Proxier, error) {
 	if len(fams) == 0 {
 		fams = []proxier.Family{proxier.IPv4}
 	}
-	for _, f := range fams {
-		fam := iptables.IPv4
-		if f == proxier.IPv6 {
-			fam = iptables.IPv6
-		}
+	for _, fam := range fams {
 		var r interface {
 			proxier.Rules
 			Close() error
@@ -89,10 +85,10 @@ func (k *Kernel) NewProxier(cfg *proxier.Config) (*proxier.Proxier, error) {
 				KubeProxyNames: cfg.KubeProxyNames})
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%v netfilter back end: %w", f, err)
+			return nil, fmt.Errorf("%v netfilter back end: %w", fam, err)
 		}
 		k.closers = append(k.closers, r.Close)
-		deps.Rules[f] = r
+		deps.Rules[fam] = r
 	}
 	return proxier.New(cfg, deps)
 }

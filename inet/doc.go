@@ -1,0 +1,14 @@
+// Package inet names the two things every ipvskit package says about
+// traffic: its address family (IPv4 or IPv6) and its transport protocol
+// (TCP, UDP, SCTP). The ipvs, ipset, iptables, conntrack and proxier
+// packages all use these types under their own names (ipvs.Family is
+// inet.Family, conntrack.TCP is inet.TCP, ...), so a value read from one
+// package goes to another without conversion:
+//
+//	k := ipvs.ServiceKey{Family: inet.FamilyOf(vip), Protocol: inet.UDP, Addr: vip, Port: 53}
+//	f := conntrack.Filter{Protocol: k.Protocol, Addr: k.Addr, Port: k.Port}
+//
+// The values are the kernel's own numbers (AF_INET and AF_INET6;
+// IPPROTO_TCP, IPPROTO_UDP, IPPROTO_SCTP), and the zero value of each type
+// means "none": a family or protocol not given.
+package inet
