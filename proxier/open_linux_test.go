@@ -62,11 +62,23 @@ func checkKept(t *testing.T, when string, before, after snapshot) {
 func checkSame(t *testing.T, when string, want, got snapshot) {
 	t.Helper()
 	for sec, text := range want {
-		w, g := counters.ReplaceAllString(text, ""), counters.ReplaceAllString(got[sec], "")
+		w, g := uncommented(text), uncommented(got[sec])
 		if w != g {
 			t.Errorf("%s changed %s (-want +got):\n%s", when, sec, lineDiff(w, g))
 		}
 	}
+}
+
+// uncommented is a tool's output without counters and comment lines (the
+// time iptables-save ran).
+func uncommented(text string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(counters.ReplaceAllString(text, ""), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }
 
 // TestOpen opens a Proxier by the node namespace's file descriptor, once
