@@ -12,11 +12,13 @@ import (
 // cfg.Backend names. netns is the namespace: 0 means the caller's, a positive
 // number is an open file descriptor of a network namespace (as from
 // netns.Get, or an open of /proc/PID/ns/net or /run/netns/NAME), which the
-// caller may close once Open returns. The clients are named by cfg.Instance
-// as the Proxier's objects are. Nil cfg means the zero Config.
+// caller may close once Open returns (the Proxier keeps a copy). The clients
+// are named by cfg.Instance as the Proxier's objects are. Nil cfg means the
+// zero Config.
 //
 // Open checks cfg and netns first: a *ValidationError lists every problem
-// (a negative netns is one, at path "netns"), and nothing is opened. Like New,
+// (a negative netns, or one that is not a network namespace, is one at path
+// "netns"), and nothing is opened. Like New,
 // it changes nothing in the kernel: the first Sync does. If a client cannot
 // be opened, Open closes those it had opened and returns an error naming
 // the client, wrapping the cause: ErrNotSupported of package ipvs (the same

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/ipvskit/ipvskit/conntrack"
 	"github.com/ipvskit/ipvskit/dummy"
@@ -19,8 +21,14 @@ import (
 // openDeps opens every client of Deps in the namespace fd (0: the
 // caller's), for cfg, which is valid. On failure it closes what it opened.
 func openDeps(ctx context.Context, cfg *Config, fd int) (Deps, closers, error) {
-	h := netns.NsHandle(fd)
+	h, err := dupNetNS(fd)
+	if err != nil {
+		return Deps{}, nil, err
+	}
 	var cl closers
+	if h > 0 {
+		cl = append(cl, h.Close) // the clients' namespace: closed last
+	}
 	// opened keeps c to be closed, and checks ctx before the next client
 	// (no constructor takes one).
 	opened := func(c io.Closer, err error) error {
@@ -66,6 +74,30 @@ func openDeps(ctx context.Context, cfg *Config, fd int) (Deps, closers, error) {
 		d.Rules[f] = r
 	}
 	return d, cl, nil
+}
+
+// dupNetNS returns a copy of the namespace file descriptor fd (0 stays 0),
+// for the clients to keep using whatever the caller does with fd: not every
+// client copies it. Anything but a network namespace is a *ValidationError.
+func dupNetNS(fd int) (netns.NsHandle, error) {
+	if fd == 0 {
+		return 0, nil
+	}
+	bad := func(msg string) error {
+		return &ValidationError{Problems: []Problem{{Path: "netns", Value: strconv.Itoa(fd), Msg: msg}}}
+	}
+	typ, err := unix.IoctlRetInt(fd, unix.NS_GET_NSTYPE)
+	if err != nil {
+		return 0, bad(fmt.Sprintf("is not a namespace file descriptor (%v)", err))
+	}
+	if typ != unix.CLONE_NEWNET {
+		return 0, bad("is a namespace, but not a network namespace")
+	}
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("proxier: copying the namespace file descriptor %d: %w", fd, err)
+	}
+	return netns.NsHandle(dup), nil
 }
 
 // rulesCloser is a netfilter back end of package iptables.

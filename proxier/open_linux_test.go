@@ -6,8 +6,11 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
 	"github.com/ipvskit/ipvskit/ipvs"
@@ -100,7 +103,12 @@ func testOpen(t *testing.T, be Backend) {
 	c1, b1, b2 := tp.clients[0], tp.backends[0], tp.backends[1]
 	before := tp.snapshot(t)
 
-	p, err := Open(ctx, &Config{Backend: be}, int(tp.node.Handle()))
+	// A copy of the namespace's fd, closed once Open returns: the Proxier
+	// must not need it.
+	fd, err := unix.FcntlInt(uintptr(tp.node.Handle()), unix.F_DUPFD_CLOEXEC, 0)
+	must(t, err)
+	p, err := Open(ctx, &Config{Backend: be}, fd)
+	unix.Close(fd)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -187,6 +195,15 @@ func TestOpenFailsAndClosesWhatItOpened(t *testing.T) {
 	checkSame(t, "the failed Open", before, tp.snapshot(t))
 }
 
+// fileFD opens path for t, and returns its file descriptor.
+func fileFD(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	must(t, err)
+	t.Cleanup(func() { f.Close() })
+	return int(f.Fd())
+}
+
 // openFDs counts the process's open file descriptors.
 func openFDs(t *testing.T) int {
 	t.Helper()
@@ -219,7 +236,12 @@ func TestOpenRefusesBadConfig(t *testing.T) {
 			{Path: "config.instance", Value: `"kube"`}, {Path: "config.backend", Value: "Backend(9)"}, {Path: "config.maxDrain", Value: "-1ns"},
 		}},
 		{"netns", nil, -1, []Problem{{Path: "netns", Value: "-1"}}},
+		{"not a namespace", nil, fileFD(t, "/dev/null"), nil},
+		{"not a network namespace", nil, fileFD(t, "/proc/self/ns/uts"), nil},
 	} {
+		if c.want == nil {
+			c.want = []Problem{{Path: "netns", Value: strconv.Itoa(c.netns)}}
+		}
 		t.Run(c.name, func(t *testing.T) {
 			p, err := Open(ctx, c.cfg, c.netns)
 			var ve *ValidationError
