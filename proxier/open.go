@@ -18,12 +18,12 @@ import (
 //
 // Open checks cfg and netns first: a *ValidationError lists every problem
 // (a negative netns, or one that is not a network namespace, is one at path
-// "netns"), and nothing is opened. Like New,
-// it changes nothing in the kernel: the first Sync does. If a client cannot
-// be opened, Open closes those it had opened and returns an error naming
-// the client, wrapping the cause: ErrNotSupported of package ipvs (the same
-// error in every package of this module) for a kernel without IPVS or on a
-// system other than Linux.
+// "netns"), and nothing is opened. Like New, it changes nothing in the
+// kernel: the first Sync does. If a client cannot be opened, or ctx ends
+// before the last is, Open closes those it had opened and returns an error
+// naming the client, wrapping the cause: ErrNotSupported of package ipvs
+// (the same error in every package of this module) for a kernel without
+// IPVS or on a system other than Linux.
 //
 // The Proxier's Close closes what Open opened. Programs that need another
 // wiring (fakes, a client shared with other code, a pinned iptables flavor)

@@ -36,7 +36,10 @@ func openDeps(ctx context.Context, cfg *Config, fd int) (Deps, closers, error) {
 			return err
 		}
 		cl = append(cl, c.Close)
-		return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stopped once it was open: %w", err)
+		}
+		return nil
 	}
 	fail := func(what string, err error) (Deps, closers, error) {
 		return Deps{}, nil, errors.Join(fmt.Errorf("proxier: opening the %s: %w", what, err), cl.close())
