@@ -47,7 +47,11 @@ type Config struct {
 	// Proxier did not create (the dummy client's mark) is never used,
 	// changed or deleted: the first Sync fails instead.
 	LinkName string
-	// Backend chooses how netfilter rules are written; default NFTables.
+	// Backend chooses how netfilter rules are written, for a Proxier made
+	// by Open: NFTables (the zero value) opens iptables.NewNFTables for
+	// each family, IPTables opens iptables.NewIPTables (its flavor, legacy
+	// or nft, picked by iptables.FlavorAuto). A Proxier made by New writes
+	// through the back ends in Deps.Rules, whatever Backend says.
 	Backend Backend
 	// MasqueradeAll masquerades every packet to a cluster IP, not just
 	// those the local-traffic detector says come from outside, as

@@ -16,25 +16,26 @@
 // and new entries) first, then virtual servers, then VIPs; removals run in
 // reverse, and the final rules come last.
 //
-// The kernel clients come in through small interfaces (Deps), so the
-// packages' fakes (ipvstest, dummytest, sysctltest) stand in for unit tests.
+// Open makes a Proxier for one network namespace (the caller's, or one
+// given by a file descriptor) and opens every kernel client it works
+// through: IPVS, the VIP link, sysctls, conntrack, and the netfilter back end
+// Config.Backend names for each family. The Proxier's Close closes them.
+// New is the other way in: the caller builds the clients, or fakes
+// (ipvstest, dummytest, sysctltest) for unit tests, and passes them through
+// small interfaces (Deps); it owns them and closes them itself. Either way
+// nothing in the kernel changes until the first Sync.
+//
 // Plan returns what a Sync would do without doing it; its String is the plan
 // as ipvsadm -R, nft or iptables-restore, and ip addr lines.
 //
 // A complete program, in the node's namespace (see examples/ for one that
 // builds its own namespaces and sends traffic):
 //
-//	ipvsc, _ := ipvs.New(nil)
-//	link, _ := dummy.New(nil)
-//	sys, _ := sysctl.New(nil)
-//	rules, _ := iptables.NewNFTables(nil)
-//	p, err := proxier.New(nil, proxier.Deps{
-//		IPVS: ipvsc, Link: link, Sysctls: sys,
-//		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: rules},
-//	})
+//	p, err := proxier.Open(ctx, nil, 0) // nftables, IPv4, this namespace
 //	if err != nil {
 //		return err
 //	}
+//	defer p.Close()
 //	state := proxier.State{Services: map[string]proxier.Service{
 //		"default/web": {
 //			ClusterIPs: []netip.Addr{netip.MustParseAddr("198.18.100.1")},

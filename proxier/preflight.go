@@ -70,9 +70,7 @@ func Preflight(ctx context.Context, cfg *Config, netnsFD int, opts *PreflightOpt
 	}
 	v := &validator{}
 	v.config(cfg)
-	if netnsFD < 0 {
-		v.add("netnsFD", netnsFD, "is negative (0 is the caller's namespace)")
-	}
+	v.netns("netnsFD", netnsFD)
 	for i, s := range opts.Schedulers {
 		base := "preflight.schedulers[" + strconv.Itoa(i) + "]"
 		if s == "" {

@@ -58,6 +58,9 @@ type Proxier struct {
 	// adopting, until a Sync succeeds, takes kube-proxy's link and
 	// virtual servers as the Proxier's (Config.AdoptKubeProxy).
 	adopting bool
+	// closers close the clients Open opened (nil for New); Close runs
+	// them once.
+	closers closers
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
@@ -500,4 +503,17 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 	}
 	p.started, p.applied, p.readBack, p.foreign, p.draining, p.ledger = false, nil, false, nil, nil, nil
 	return nil
+}
+
+// Close closes the kernel clients Open opened, once: later calls return nil,
+// and calls of other methods fail with the closed clients' errors. It leaves
+// the kernel as it is (Cleanup removes what the Proxier owns), so a program
+// that starts again takes over where this one stopped. A Proxier made by New
+// closes nothing: its Deps are the caller's, to close.
+func (p *Proxier) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.closers
+	p.closers = nil
+	return c.close()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/linkcheck"
+	"github.com/ipvskit/ipvskit/internal/nsfd"
 	"github.com/ipvskit/ipvskit/internal/names"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
@@ -52,6 +53,18 @@ func (v *validator) add(path string, value any, format string, args ...any) {
 		val = fmt.Sprint(value)
 	}
 	v.problems = append(v.problems, Problem{Path: path, Value: val, Msg: fmt.Sprintf(format, args...)})
+}
+
+// netns checks the namespace argument of Open and Preflight, named path:
+// 0 (the caller's namespace) or an open network namespace descriptor.
+func (v *validator) netns(path string, fd int) {
+	if _, reason, ok := nsfd.Check(fd); !ok {
+		v.add(path, fd, "%s", reason)
+	} else if fd > 0 {
+		if reason, ok := nsfd.IsNet(fd); !ok {
+			v.add(path, fd, "%s", reason)
+		}
+	}
 }
 
 func (v *validator) err() error {

@@ -19,7 +19,10 @@ type IPVSKit struct {
 	closers []func() error
 }
 
-// NewIPVSKit opens the real clients in node.
+// NewIPVSKit opens the real clients in node. It wires them by hand rather
+// than with proxier.Open, which would pick the iptables flavor itself and add
+// a conntrack client (stale-flow deletes in every UDP change): a benchmark
+// pins what it measures, and the runs in docs/benchmarks.md had neither.
 func NewIPVSKit(node *Node, backend proxier.Backend) (*IPVSKit, error) {
 	h := node.Handle()
 	k := &IPVSKit{}

@@ -20,11 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ipvskit/ipvskit/dummy"
-	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/proxier"
-	"github.com/ipvskit/ipvskit/sysctl"
 )
 
 var (
@@ -78,31 +75,19 @@ func run() error {
 	}
 
 	step("starting the proxier in the node's namespace")
+	// Every kernel client, for the namespace's file descriptor; the zero
+	// Config: nftables, IPv4.
+	p, err := proxier.Open(ctx, nil, int(node.h))
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	// A client of our own to read the IPVS table, as ipvsadm would.
 	ipvsc, err := ipvs.New(&ipvs.Config{NetNS: node.h})
 	if err != nil {
 		return err
 	}
 	defer ipvsc.Close()
-	linkc, err := dummy.New(&dummy.Config{NetNS: node.h})
-	if err != nil {
-		return err
-	}
-	defer linkc.Close()
-	sysc, err := sysctl.New(&sysctl.Config{NetNS: node.h})
-	if err != nil {
-		return err
-	}
-	defer sysc.Close()
-	rules, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: node.h})
-	if err != nil {
-		return err
-	}
-	defer rules.Close()
-	p, err := proxier.New(nil, proxier.Deps{IPVS: ipvsc, Link: linkc, Sysctls: sysc,
-		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: rules}})
-	if err != nil {
-		return err
-	}
 
 	state := proxier.State{
 		Node: proxier.Node{Addresses: []netip.Addr{nodeAddr}},
@@ -156,21 +141,15 @@ func run() error {
 	}
 	fmt.Printf("syncing the same state again sends nothing: plan empty = %v\n", res.Plan.Empty())
 
-	step("cleaning up: an empty State, then the VIP link and the nftables table")
-	if _, err := p.Sync(ctx, &proxier.State{}); err != nil {
-		return err
-	}
-	if err := linkc.Delete(ctx, proxier.DefaultLinkName); err != nil {
-		return err
-	}
-	if err := rules.Cleanup(ctx); err != nil {
+	step("cleaning up: Cleanup removes the virtual servers, the VIP link and the nftables table")
+	if err := p.Cleanup(ctx); err != nil {
 		return err
 	}
 	snap, err := ipvsc.Snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	_, linkErr := linkc.Addrs(ctx, proxier.DefaultLinkName)
+	linkErr := node.do(func() error { _, err := net.InterfaceByName(proxier.DefaultLinkName); return err })
 	fmt.Printf("left behind: %d virtual servers; VIP link: %v\n", len(snap.Services), linkErr)
 	if len(snap.Services) != 0 || linkErr == nil {
 		return fmt.Errorf("cleanup left something behind")

@@ -23,11 +23,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/ipvskit/ipvskit/dummy"
-	"github.com/ipvskit/ipvskit/iptables"
-	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/proxier"
-	"github.com/ipvskit/ipvskit/sysctl"
 )
 
 func main() {
@@ -44,31 +40,12 @@ func main() {
 }
 
 func run(ctx context.Context, path string, dryRun, cleanup bool) error {
-	ipvsc, err := ipvs.New(nil)
+	// This namespace (0), nftables, IPv4: the zero Config.
+	p, err := proxier.Open(ctx, nil, 0)
 	if err != nil {
 		return err
 	}
-	defer ipvsc.Close()
-	link, err := dummy.New(nil)
-	if err != nil {
-		return err
-	}
-	defer link.Close()
-	sys, err := sysctl.New(nil)
-	if err != nil {
-		return err
-	}
-	defer sys.Close()
-	rules, err := iptables.NewNFTables(nil)
-	if err != nil {
-		return err
-	}
-	defer rules.Close()
-	p, err := proxier.New(nil, proxier.Deps{IPVS: ipvsc, Link: link, Sysctls: sys,
-		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: rules}})
-	if err != nil {
-		return err
-	}
+	defer p.Close()
 	if cleanup {
 		return p.Cleanup(ctx)
 	}

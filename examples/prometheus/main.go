@@ -31,13 +31,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ipvskit/ipvskit/conntrack"
-	"github.com/ipvskit/ipvskit/dummy"
-	"github.com/ipvskit/ipvskit/iptables"
-	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/kube/metrics"
 	"github.com/ipvskit/ipvskit/proxier"
-	"github.com/ipvskit/ipvskit/sysctl"
 )
 
 func main() {
@@ -69,11 +64,13 @@ func run(ctx context.Context, log *slog.Logger, path, listen string, t timers) e
 		return err
 	}
 	cfg := &proxier.Config{Observer: m, Logger: log}
-	p, closeDeps, err := newProxier(cfg)
+	// Every kernel client in this namespace (0), conntrack included, so
+	// stale UDP flows are deleted; one Close closes them.
+	p, err := proxier.Open(ctx, cfg, 0)
 	if err != nil {
 		return err
 	}
-	defer closeDeps()
+	defer p.Close()
 
 	srv := &http.Server{Addr: listen, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
 	go func() {
@@ -126,51 +123,4 @@ func readState(path string) (*proxier.State, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &st, nil
-}
-
-// newProxier builds a Proxier over the real clients in the current network
-// namespace.
-func newProxier(cfg *proxier.Config) (*proxier.Proxier, func(), error) {
-	var closers []func() error
-	closeAll := func() {
-		for _, c := range closers {
-			c()
-		}
-	}
-	ipvsc, err := ipvs.New(nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	closers = append(closers, ipvsc.Close)
-	link, err := dummy.New(nil)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	closers = append(closers, link.Close)
-	sys, err := sysctl.New(nil)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	closers = append(closers, sys.Close)
-	rules, err := iptables.NewNFTables(nil)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	closers = append(closers, rules.Close)
-	ct, err := conntrack.New(nil)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	closers = append(closers, ct.Close)
-	p, err := proxier.New(cfg, proxier.Deps{IPVS: ipvsc, Link: link, Sysctls: sys, Conntrack: ct,
-		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: rules}})
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	return p, closeAll, nil
 }

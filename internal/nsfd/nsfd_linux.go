@@ -16,6 +16,9 @@ func Open(fd int) (int, error) {
 		return -1, fmt.Errorf("network namespace descriptor %d: %s", fd, reason)
 	}
 	if fd > 0 {
+		if reason, ok := IsNet(fd); !ok {
+			return -1, fmt.Errorf("network namespace descriptor %d: %s", fd, reason)
+		}
 		d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
 			return -1, fmt.Errorf("duplicating network namespace descriptor %d: %w", fd, err)
@@ -29,6 +32,19 @@ func Open(fd int) (int, error) {
 		return -1, fmt.Errorf("opening the calling thread's network namespace: %w", err)
 	}
 	return d, nil
+}
+
+// IsNet reports whether fd, a positive descriptor, is open on a network
+// namespace; if not, reason says what it is instead.
+func IsNet(fd int) (reason string, ok bool) {
+	typ, err := unix.IoctlRetInt(fd, unix.NS_GET_NSTYPE)
+	if err != nil {
+		return fmt.Sprintf("is not a namespace file descriptor (%v)", err), false
+	}
+	if typ != unix.CLONE_NEWNET {
+		return "is a namespace, but not a network namespace", false
+	}
+	return "", true
 }
 
 // Do runs f on a fresh OS thread inside the namespace of the descriptor fd

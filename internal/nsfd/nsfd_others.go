@@ -16,3 +16,6 @@ func Open(int) (int, error) { return -1, errOS }
 
 // Do fails: network namespaces exist only on Linux.
 func Do(int, func() error) error { return errOS }
+
+// IsNet reports false: network namespaces exist only on Linux.
+func IsNet(int) (reason string, ok bool) { return errOS.Error(), false }

@@ -3,20 +3,14 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/ipvskit/ipvskit/conntrack"
-	"github.com/ipvskit/ipvskit/dummy"
-	"github.com/ipvskit/ipvskit/internal/names"
-	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/proxier"
-	"github.com/ipvskit/ipvskit/sysctl"
 )
 
 // Kernel holds the real kernel clients of one network namespace, for
@@ -38,8 +32,8 @@ func OpenKernel(ns netns.NsHandle) (*Kernel, error) {
 	return &Kernel{ns: ns, ipvs: c, closers: []func() error{c.Close}}, nil
 }
 
-// NewProxier opens the link, sysctl, conntrack and netfilter clients cfg
-// asks for and makes the Proxier.
+// NewProxier opens the Proxier cfg asks for in the namespace, with every
+// client it needs (proxier.Open); Close closes them.
 func (k *Kernel) NewProxier(cfg *proxier.Config) (*proxier.Proxier, error) {
 	instance := cfg.Instance
 	if instance == "" {
@@ -52,45 +46,13 @@ func (k *Kernel) NewProxier(cfg *proxier.Config) (*proxier.Proxier, error) {
 			k.link = "kube-ipvs0"
 		}
 	}
-	link, err := dummy.New(&dummy.Config{NetNS: k.ns, Owner: names.Mark(instance)})
+	// Open only checks ctx between clients; Options.NewProxier has none.
+	p, err := proxier.Open(context.Background(), cfg, int(k.ns))
 	if err != nil {
 		return nil, err
 	}
-	k.closers = append(k.closers, link.Close)
-	sys, err := sysctl.New(&sysctl.Config{NetNS: k.ns})
-	if err != nil {
-		return nil, err
-	}
-	k.closers = append(k.closers, sys.Close)
-	ct, err := conntrack.New(&conntrack.Config{NetNS: k.ns})
-	if err != nil {
-		return nil, err
-	}
-	k.closers = append(k.closers, ct.Close)
-	deps := proxier.Deps{IPVS: k.ipvs, Link: link, Sysctls: sys, Conntrack: ct, Rules: map[proxier.Family]proxier.Rules{}}
-	fams := cfg.Families
-	if len(fams) == 0 {
-		fams = []proxier.Family{proxier.IPv4}
-	}
-	for _, fam := range fams {
-		var r interface {
-			proxier.Rules
-			Close() error
-		}
-		if cfg.Backend == proxier.IPTables {
-			r, err = iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: k.ns, Family: fam, Instance: cfg.Instance,
-				KubeProxyNames: cfg.KubeProxyNames, AdoptKubeProxy: cfg.AdoptKubeProxy})
-		} else {
-			r, err = iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: k.ns, Family: fam, Instance: cfg.Instance,
-				KubeProxyNames: cfg.KubeProxyNames})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%v netfilter back end: %w", fam, err)
-		}
-		k.closers = append(k.closers, r.Close)
-		deps.Rules[fam] = r
-	}
-	return proxier.New(cfg, deps)
+	k.closers = append(k.closers, p.Close)
+	return p, nil
 }
 
 // SetTimeouts sets the namespace's IPVS connection timeouts.

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package proxier
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/ipvskit/ipvskit/internal/kerr"
+)
+
+// openDeps fails: the kernel clients exist only on Linux.
+func openDeps(context.Context, *Config, int) (Deps, closers, error) {
+	return Deps{}, nil, fmt.Errorf("proxier: Open on %s: %w", runtime.GOOS, kerr.ErrNotSupported)
+}
