@@ -32,6 +32,15 @@
 // the text a back end's full sync amounts to: iptables-save lines, or an
 // `nft -f` script.
 //
+// # Namespaces
+//
+// A back end works in the network namespace its config's NetNS names,
+// chosen once at construction, by the rule every ipvskit client follows: 0
+// means the namespace of the thread that calls the constructor; a positive
+// value is a file descriptor of a network namespace, which the back end
+// duplicates (the caller may close theirs as soon as the constructor
+// returns); a negative value, netns.None() included, is a *ValidationError.
+//
 // # Ownership
 //
 // A back end changes or deletes only objects that carry its mark, the

@@ -51,12 +51,8 @@ func (f Flavor) binary(fam Family, tool string) string {
 // IPTablesConfig configures the iptables back end. A nil *IPTablesConfig
 // means the defaults.
 type IPTablesConfig struct {
-	// NetNS is the network namespace to work in, chosen once at
-	// construction: 0 means the namespace of the thread that calls the
-	// constructor; a positive value is a file descriptor of the namespace,
-	// which the back end duplicates (the caller may close theirs as soon
-	// as the constructor returns); a negative value, netns.None()
-	// included, is a *ValidationError.
+	// NetNS is the network namespace to work in (see the package doc's
+	// Namespaces).
 	NetNS netns.NsHandle
 	// Family is the family of the rulesets this back end applies (iptables
 	// or ip6tables); zero means IPv4.
@@ -103,7 +99,10 @@ type IPTablesConfig struct {
 // back end's marked table of the same instance; until then Owned also
 // returns that table's ledger, so a proxier that switches back ends keeps
 // owning what it made.
-type IPTables struct{ b *iptBackend }
+type IPTables struct {
+	verbs
+	b *iptBackend
+}
 
 // NewIPTables prepares the back end in cfg.NetNS: it picks the flavor and
 // opens an ipset client. It changes nothing until the first Apply. An
@@ -113,20 +112,8 @@ func NewIPTables(cfg *IPTablesConfig) (*IPTables, error) {
 	if cfg != nil {
 		c = *cfg
 	}
-	if v, reason, ok := nsfd.Check(int(c.NetNS)); !ok {
-		return nil, &ValidationError{Field: "IPTablesConfig.NetNS", Value: v, Reason: reason}
-	}
-	if c.Family == 0 {
-		c.Family = IPv4
-	}
-	if !c.Family.IsValid() {
-		return nil, &ValidationError{Field: "IPTablesConfig.Family", Value: c.Family.String(), Reason: "must be IPv4 or IPv6"}
-	}
-	if c.Instance == "" {
-		c.Instance = names.DefaultInstance
-	}
-	if err := names.CheckInstance(c.Instance); err != nil {
-		return nil, &ValidationError{Field: "IPTablesConfig.Instance", Value: c.Instance, Reason: err.Error()}
+	if err := checkCommon("IPTablesConfig", c.NetNS, &c.Family, &c.Instance); err != nil {
+		return nil, err
 	}
 	if c.Flavor > FlavorNFT {
 		return nil, &ValidationError{Field: "IPTablesConfig.Flavor", Value: c.Flavor.String(), Reason: "unknown flavor"}
@@ -138,68 +125,38 @@ func NewIPTables(cfg *IPTablesConfig) (*IPTables, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &IPTables{b: b}, nil
+	return &IPTables{verbs{&b.syncEngine, b}, b}, nil
 }
 
 // Flavor returns the flavor in use (never FlavorAuto).
 func (t *IPTables) Flavor() Flavor { return t.b.flavor }
-
-// Apply makes the kernel hold r: it validates r (nothing is changed if that
-// fails), then changes the ipsets by the difference from what it last
-// applied and rewrites the owned chains only if their rules changed. The
-// first Apply, and any Apply after a failure, reads the kernel back first
-// (a *ForeignError, and nothing changed, if a chain or ipset of its names
-// lacks its mark), then writes everything (each set replaced atomically)
-// and ensures the jump rules.
-func (t *IPTables) Apply(ctx context.Context, r *Ruleset) error { return t.b.apply(ctx, t.b, r, false) }
-
-// ApplyFull is Apply, always writing everything.
-func (t *IPTables) ApplyFull(ctx context.Context, r *Ruleset) error {
-	return t.b.apply(ctx, t.b, r, true)
-}
-
-// Repair ensures the jump rules from the built-in chains and rewrites
-// everything from the last applied ruleset (that of the last Apply, even
-// one that failed): every ipset replaced atomically (re-created if it was
-// destroyed), the owned chains restored. It does nothing before the first
-// Apply.
-func (t *IPTables) Repair(ctx context.Context) error { return t.b.repair(ctx, t.b) }
-
-// Check reads the kernel back and reports every difference from the last
-// applied ruleset, changing nothing: an owned chain missing, or its rules
-// (iptables-save's lines) missing, extra or out of order; a jump rule from
-// a built-in chain missing; an owned ipset missing, of another type, or
-// with members missing or extra. It costs one iptables-save and one ipset
-// dump (one dump per owned ipset if a foreign set of a type package ipset
-// does not model makes the full dump fail). Foreign chains, rules and sets
-// are not compared. Before the first Apply, and after Cleanup, there is
-// nothing to compare with and it reports nothing.
-func (t *IPTables) Check(ctx context.Context) ([]Drift, error) { return t.b.check(ctx, t.b) }
-
-// Owned reads the kernel back, changing nothing: it checks that each chain
-// and ipset the back end writes is either absent or carries its mark (a
-// *ForeignError names the first that does not), and returns a Ruleset whose
-// VirtualServers and IPVSIPs sets hold what the kernel's owned ipsets hold
-// (nil if the back end has written nothing yet).
-func (t *IPTables) Owned(ctx context.Context) (*Ruleset, error) { return t.b.owned(ctx, t.b) }
-
-// LastStats returns what the last Apply, ApplyFull or Repair sent and
-// where its time went.
-func (t *IPTables) LastStats() ApplyStats { return t.b.lastStats() }
-
-// Cleanup removes the jump rules, the owned chains and the owned ipsets of
-// the back end's family, in both flavors, and nothing else: those that
-// carry its mark (see the package doc's Ownership). If an object of its
-// names exists without the mark it returns a *ForeignError and changes
-// nothing. Missing objects are not errors. It forgets the last applied
-// state.
-func (t *IPTables) Cleanup(ctx context.Context) error { return t.b.cleanup(ctx, t.b) }
 
 // Render returns r as the owned chains' iptables-save text.
 func (t *IPTables) Render(r *Ruleset) (string, error) { return t.b.render(r) }
 
 // Close releases the ipset client. It does not change the kernel's state.
 func (t *IPTables) Close() error { return t.b.close() }
+
+// checkCommon checks, and defaults, what both back ends' configs (named
+// cfg in errors) hold: NetNS, Family and Instance.
+func checkCommon(cfg string, ns netns.NsHandle, fam *Family, instance *string) error {
+	if v, reason, ok := nsfd.Check(int(ns)); !ok {
+		return &ValidationError{Field: cfg + ".NetNS", Value: v, Reason: reason}
+	}
+	if *fam == 0 {
+		*fam = IPv4
+	}
+	if !fam.IsValid() {
+		return &ValidationError{Field: cfg + ".Family", Value: fam.String(), Reason: "must be IPv4 or IPv6"}
+	}
+	if *instance == "" {
+		*instance = names.DefaultInstance
+	}
+	if err := names.CheckInstance(*instance); err != nil {
+		return &ValidationError{Field: cfg + ".Instance", Value: *instance, Reason: err.Error()}
+	}
+	return nil
+}
 
 // The engine's writers.
 var (

@@ -1,11 +1,9 @@
 package iptables
 
 import (
-	"context"
 	"strconv"
 
 	"github.com/ipvskit/ipvskit/internal/names"
-	"github.com/ipvskit/ipvskit/internal/nsfd"
 
 	"github.com/vishvananda/netns"
 )
@@ -17,12 +15,8 @@ const DefaultMaxBatchElements = 50000
 // NFTablesConfig configures the nftables back end. A nil *NFTablesConfig
 // means the defaults.
 type NFTablesConfig struct {
-	// NetNS is the network namespace to work in, chosen once at
-	// construction: 0 means the namespace of the thread that calls the
-	// constructor; a positive value is a file descriptor of the namespace,
-	// which the back end duplicates (the caller may close theirs as soon
-	// as the constructor returns); a negative value, netns.None()
-	// included, is a *ValidationError.
+	// NetNS is the network namespace to work in (see the package doc's
+	// Namespaces).
 	NetNS netns.NsHandle
 	// Family is the family of the rulesets this back end applies; zero
 	// means IPv4. The table is in nft family ip (IPv4) or ip6 (IPv6).
@@ -82,7 +76,10 @@ type NFTablesConfig struct {
 // KUBE-NODE-PORT chain have no equivalent here: the host firewall must
 // allow that traffic itself. For the same reason the physdev test of the
 // external-IP accept rules is left out.
-type NFTables struct{ b *nftBackend }
+type NFTables struct {
+	verbs
+	b *nftBackend
+}
 
 // NewNFTables opens a netlink socket to nf_tables in cfg.NetNS. It does not
 // change anything until the first Apply. An error wrapping ErrNotSupported
@@ -92,23 +89,11 @@ func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
 	if cfg != nil {
 		c = *cfg
 	}
-	if v, reason, ok := nsfd.Check(int(c.NetNS)); !ok {
-		return nil, &ValidationError{Field: "NFTablesConfig.NetNS", Value: v, Reason: reason}
-	}
-	if c.Family == 0 {
-		c.Family = IPv4
-	}
-	if c.Instance == "" {
-		c.Instance = names.DefaultInstance
+	if err := checkCommon("NFTablesConfig", c.NetNS, &c.Family, &c.Instance); err != nil {
+		return nil, err
 	}
 	if c.MaxBatchElements == 0 {
 		c.MaxBatchElements = DefaultMaxBatchElements
-	}
-	if !c.Family.IsValid() {
-		return nil, &ValidationError{Field: "NFTablesConfig.Family", Value: c.Family.String(), Reason: "must be IPv4 or IPv6"}
-	}
-	if err := names.CheckInstance(c.Instance); err != nil {
-		return nil, &ValidationError{Field: "NFTablesConfig.Instance", Value: c.Instance, Reason: err.Error()}
 	}
 	if !c.KubeProxyNames && c.Instance == names.KubeProxyTable {
 		return nil, &ValidationError{Field: "NFTablesConfig.Instance", Value: c.Instance,
@@ -121,50 +106,8 @@ func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &NFTables{b: b}, nil
+	return &NFTables{verbs{&b.syncEngine, b}, b}, nil
 }
-
-// Apply makes the kernel hold r: it validates r (nothing is sent if that
-// fails), then sends the difference from what it last applied, or
-// re-creates the table when there is nothing to diff against. With no
-// change it sends nothing. If it fails, the next Apply re-creates the table.
-func (n *NFTables) Apply(ctx context.Context, r *Ruleset) error { return n.b.apply(ctx, n.b, r, false) }
-
-// ApplyFull is Apply, always re-creating the table in one batch.
-func (n *NFTables) ApplyFull(ctx context.Context, r *Ruleset) error {
-	return n.b.apply(ctx, n.b, r, true)
-}
-
-// Repair re-creates the table from the last applied ruleset (that of the
-// last Apply, even one that failed), undoing any change made to it by
-// others, in one batch. It does nothing before the first Apply.
-func (n *NFTables) Repair(ctx context.Context) error { return n.b.repair(ctx, n.b) }
-
-// Check reads the owned table back (a *ForeignError if it is not ours) and
-// reports every difference from the last applied ruleset, changing
-// nothing: the table missing; a set missing, of another key type, without
-// the mark, or with members missing or extra; a chain missing,
-// with another hook, priority or policy, or with rules missing, extra or
-// out of order; a set or chain in the table that the back end did not
-// make. Other tables are not read. Before the first Apply, and after
-// Cleanup, there is nothing to compare with and it reports nothing. It
-// costs one dump per set and per chain.
-func (n *NFTables) Check(ctx context.Context) ([]Drift, error) { return n.b.check(ctx, n.b) }
-
-// Owned reads the kernel back, changing nothing: it checks that the table
-// is either absent or carries the back end's mark (a *ForeignError if not),
-// and returns a Ruleset whose VirtualServers and IPVSIPs sets hold what the
-// table's sets hold (nil if there is no table).
-func (n *NFTables) Owned(ctx context.Context) (*Ruleset, error) { return n.b.owned(ctx, n.b) }
-
-// LastStats returns what the last Apply, ApplyFull or Repair sent and
-// where its time went.
-func (n *NFTables) LastStats() ApplyStats { return n.b.lastStats() }
-
-// Cleanup deletes the owned table (nothing else) and forgets the last
-// applied state. A missing table is not an error; a foreign one is left,
-// with a *ForeignError.
-func (n *NFTables) Cleanup(ctx context.Context) error { return n.b.cleanup(ctx, n.b) }
 
 // Render returns r as the `nft -f` script a full sync is equivalent to.
 func (n *NFTables) Render(r *Ruleset) (string, error) {
