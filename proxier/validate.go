@@ -9,8 +9,8 @@ import (
 
 	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/linkcheck"
-	"github.com/ipvskit/ipvskit/internal/nsfd"
 	"github.com/ipvskit/ipvskit/internal/names"
+	"github.com/ipvskit/ipvskit/internal/nsfd"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
 
