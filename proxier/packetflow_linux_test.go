@@ -514,6 +514,12 @@ func testPacketFlowDoc(t *testing.T, be Backend, cmds []docCommand) {
 	ex := newExampleNode(t)
 	ex.node.Exec(t, "sh", "-c", exNeighbour)
 	theirs := ex.neighbour(t)
+	for _, w := range []string{"-A -t 198.18.200.1:8000 -s wrr", "-r 198.19.2.7:8080 -m -w 3", "table inet filter {", "ip saddr @admins tcp dport 22",
+		"-A INPUT -j THEIR-INPUT", "add IPVSKIT-EXTRA 198.18.60.9", "add IPVSKIT-6-EXTRA 2001:db8:60::9"} {
+		if !strings.Contains(theirs, w) {
+			t.Fatalf("the neighbour's objects lack %q:\n%s", w, theirs)
+		}
+	}
 
 	cfg := &Config{Backend: be, Families: []Family{IPv4, IPv6},
 		LocalDetector: LocalDetector{ClusterCIDRs: []netip.Prefix{exPodCIDRV4, exPodCIDRV6}}}
