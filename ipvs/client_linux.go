@@ -152,12 +152,20 @@ func (c *client) services(ctx context.Context) ([]ServiceInfo, error) {
 		return nil, err
 	}
 	out := make([]ServiceInfo, 0, len(replies))
+	seen := make(map[ServiceKey]bool, len(replies))
 	for _, r := range replies {
 		si, err := decodeService(r)
 		if err != nil {
 			return nil, newError(op, "", err)
 		}
-		out = append(out, si)
+		// The kernel resumes a service dump by position in one table that
+		// every namespace shares, so a service another namespace adds
+		// between two parts of the dump can make it send one of ours
+		// again. A namespace holds one service per key: a repeat is that.
+		if k := si.Key().normal(); !seen[k] {
+			seen[k] = true
+			out = append(out, si)
+		}
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -278,5 +279,26 @@ func TestStopDaemonInvalidStateSendsNothing(t *testing.T) {
 	}
 	if len(s.Seen()) != 1 {
 		t.Errorf("%d requests sent after the family lookup, want none", len(s.Seen())-1)
+	}
+}
+
+// A service the kernel's dump repeats (it resumes by position in a table all
+// namespaces share, so another namespace's new service can shift it) is
+// listed once: a namespace cannot hold two services of one key.
+func TestServicesDropsARepeatedService(t *testing.T) {
+	a := Service{Family: IPv4, Protocol: TCP, Addr: netip.MustParseAddr("198.18.100.1"), Port: 80, Scheduler: "rr"}
+	b := Service{Family: IPv4, Protocol: TCP, Addr: netip.MustParseAddr("198.18.100.2"), Port: 80, Scheduler: "wrr"}
+	reply := func(s Service) netlink.Message {
+		return netlink.Message{Header: netlink.Header{Type: testFamily}, Data: serviceRequest(cmdNewService, s, true)}
+	}
+	req := ipvsReq(cmdGetService, nil)
+	req.Replies = []netlink.Message{reply(a), reply(b), reply(b)}
+	c, _ := scriptedClient(t, nlconntest.Call{Op: nlconntest.Execute, Requests: []nlconntest.Request{req}})
+	got, err := c.Services(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Key() != a.Key() || got[1].Key() != b.Key() {
+		t.Fatalf("Services = %v; want %v and %v once each", got, a.Key(), b.Key())
 	}
 }

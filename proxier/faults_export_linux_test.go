@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ipvskit/ipvskit/conntrack"
+	"github.com/ipvskit/ipvskit/internal/testutil"
 	"github.com/ipvskit/ipvskit/iptables"
 )
 
@@ -71,7 +72,7 @@ const BackendTCPPort, BackendUDPPort = backendTCPPort, backendUDPPort
 func (r *FaultRig) Snapshot(t *testing.T, be Backend, full bool) map[string]string {
 	t.Helper()
 	s := map[string]string{
-		"ipvsadm": r.tp.node.Exec(t, "/usr/sbin/ipvsadm", "-Sn"),
+		"ipvsadm": testutil.IPVSAdmSave(t, r.tp.node),
 		"addr":    r.tp.node.Exec(t, "/usr/sbin/ip", "-o", "addr", "show"),
 	}
 	if be == NFTables || full {
