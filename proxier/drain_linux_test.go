@@ -24,7 +24,7 @@ func TestIntegrationDrain(t *testing.T) {
 		t.Run(be.String(), func(t *testing.T) {
 			tp := newTopology(t, 1, 3)
 			for _, h := range tp.backends {
-				serveEcho(t, h)
+				serveEcho(t, h, backendEchoPort)
 			}
 			t.Run("ConnectionOutlivesItsEndpoint", func(t *testing.T) {
 				testDrainUntilIdle(t, tp, be, ap("198.18.100.1:80"))
@@ -40,13 +40,15 @@ func TestIntegrationDrain(t *testing.T) {
 // and the peer it saw (as reply), then echoes every line back.
 const backendEchoPort = 7070
 
-func serveEcho(t *testing.T, h *host) {
+// serveEcho serves that on port in h, both families; a connection stays
+// open until the client closes it.
+func serveEcho(t *testing.T, h *host, port int) {
 	t.Helper()
 	var (
 		ln  net.Listener
 		err error
 	)
-	h.ns.Do(t, func() { ln, err = net.Listen("tcp", fmt.Sprintf(":%d", backendEchoPort)) })
+	h.ns.Do(t, func() { ln, err = net.Listen("tcp", fmt.Sprintf(":%d", port)) })
 	if err != nil {
 		t.Fatal(err)
 	}

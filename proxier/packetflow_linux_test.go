@@ -278,7 +278,7 @@ func newExampleNode(t *testing.T) *exampleNode {
 	ex.podRemote = ex.pod(t, "pod-remote", "vethremote", exRemoteV4, exRemoteV6, 2)
 	ex.podClient = ex.pod(t, "pod-client", "vethclient", exPodClientV4, exPodClientV6, 3).ns
 	for _, h := range []*host{ex.podLocal, ex.podRemote} {
-		serveHeld(t, h)
+		serveEcho(t, h, backendTCPPort) // the connection stays open, established, while the commands read it
 		serveUDP(t, h)
 	}
 	return ex
@@ -361,42 +361,6 @@ func (ex *exampleNode) routes(t *testing.T, ns *testutil.NetNS, dev string, gw4,
 
 func ipNet(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
-}
-
-// serveHeld serves TCP on backendTCPPort in h, both families: it answers
-// each connection with h's name and the peer address it saw, then keeps the
-// connection open until the client closes it, so that the connection's
-// conntrack and IPVS entries stay established while the test reads them.
-func serveHeld(t *testing.T, h *host) {
-	t.Helper()
-	var (
-		ln  net.Listener
-		err error
-	)
-	h.ns.Do(t, func() { ln, err = net.Listen("tcp", fmt.Sprintf(":%d", backendTCPPort)) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				peer := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
-				fmt.Fprintf(c, "%s %s\n", h.name, peer)
-				buf := make([]byte, 64)
-				for {
-					if _, err := c.Read(buf); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
 }
 
 // holdTCP connects from src (in ns) to dst, reads the backend's answer,
