@@ -69,6 +69,10 @@ type Config struct {
 	// MasqueradeBit is the bit of the packet mark that asks for masquerade,
 	// 0-31; nil means 14 (mark 0x4000), as kube-proxy.
 	MasqueradeBit *int
+	// VIPMode says how the VIPs are made the node's own: VIPAddresses (the
+	// zero value) binds each as an address on the VIP link, VIPLocalRoutes
+	// adds a local route for each instead. See VIPMode.
+	VIPMode VIPMode
 	// StrictARP sets arp_ignore=1 and arp_announce=2 so the node does not
 	// answer ARP for the VIPs on its other links.
 	StrictARP bool
@@ -126,4 +130,27 @@ type LocalDetector struct {
 	ClusterCIDRs    []netip.Prefix
 	Interface       string
 	InterfacePrefix string
+}
+
+// VIPMode is how the Proxier makes a VIP the node's own, so that the
+// kernel delivers packets to it locally, where IPVS takes them.
+type VIPMode uint8
+
+const (
+	// VIPAddresses binds each VIP as a host address (/32 or /128) on the
+	// VIP link, as kube-proxy does on kube-ipvs0 (the default).
+	VIPAddresses VIPMode = iota
+	// VIPLocalRoutes adds, for each VIP, a route of type local in the local
+	// table on the VIP link, and binds no address.
+	VIPLocalRoutes
+)
+
+func (m VIPMode) String() string {
+	switch m {
+	case VIPAddresses:
+		return "addresses"
+	case VIPLocalRoutes:
+		return "local-routes"
+	}
+	return "VIPMode(" + itoa(int(m)) + ")"
 }

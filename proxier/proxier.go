@@ -61,6 +61,9 @@ type Proxier struct {
 	// closers close the clients Open opened (nil for New); Close runs
 	// them once.
 	closers closers
+	// state is the State of the last Sync or Update that passed
+	// validation: what Update changes.
+	state *State
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
@@ -96,6 +99,9 @@ func New(cfg *Config, deps Deps) (*Proxier, error) {
 		if deps.Rules[f] == nil {
 			return nil, fmt.Errorf("proxier: Deps.Rules has no back end for %v, which the config enables", f)
 		}
+	}
+	if cfg.VIPMode == VIPLocalRoutes {
+		return nil, errors.New("proxier: VIPLocalRoutes is not implemented yet")
 	}
 	if _, ok := deps.Link.(adopter); cfg.AdoptKubeProxy && !ok {
 		return nil, fmt.Errorf("proxier: AdoptKubeProxy needs a Deps.Link with Adopt (such as *dummy.Client); %T has none", deps.Link)
@@ -185,6 +191,11 @@ func (pl *Plan) String() string {
 func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.sync(ctx, s)
+}
+
+// sync is Sync, with p.mu held.
+func (p *Proxier) sync(ctx context.Context, s *State) (res *Result, err error) {
 	res = &Result{}
 	t := time.Now()
 	defer p.observeSync(t, res, &err)
@@ -192,6 +203,7 @@ func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 	if err := s.Validate(&p.cfg); err != nil {
 		return nil, err
 	}
+	p.state = s
 	lap(&res.Phases.Validate)
 	want := compute(s, &p.cfg)
 	lap(&res.Phases.Plan)
@@ -501,7 +513,7 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 			}
 		}
 	}
-	p.started, p.applied, p.readBack, p.foreign, p.draining, p.ledger = false, nil, false, nil, nil, nil
+	p.started, p.applied, p.readBack, p.foreign, p.draining, p.ledger, p.state = false, nil, false, nil, nil, nil, nil
 	return nil
 }
 

@@ -119,6 +119,9 @@ func (v *validator) config(c *Config) {
 	if c.Backend != NFTables && c.Backend != IPTables {
 		v.add("config.backend", c.Backend, "is not NFTables or IPTables")
 	}
+	if c.VIPMode != VIPAddresses && c.VIPMode != VIPLocalRoutes {
+		v.add("config.vipMode", c.VIPMode, "is not VIPAddresses or VIPLocalRoutes")
+	}
 	if c.MasqueradeBit != nil && (*c.MasqueradeBit < 0 || *c.MasqueradeBit > 31) {
 		v.add("config.masqueradeBit", *c.MasqueradeBit, "out of range 0-31")
 	}
