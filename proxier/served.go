@@ -19,8 +19,8 @@ import (
 // changes, rather than kept.
 //
 // Most set members belong to one frontend, which validation lets only one
-// service hold; a VIP (IPVSIPs) and a local endpoint (LoopBack) can be
-// shared, and those are counted.
+// service hold; a VIP and a local endpoint (LoopBack) can be shared, and
+// those are counted: the IPVSIPs set holds the VIPs that vipRefs counts.
 type served struct {
 	node      Node                // a copy of the State's
 	nodeIPs   []netip.Addr        // the node-port addresses (nodePortAddrs)
@@ -39,7 +39,12 @@ type served struct {
 }
 
 // shared says whether members of set s may come from several services.
-func shared(s iptables.SetName) bool { return s == iptables.IPVSIPs || s == iptables.LoopBack }
+func shared(s iptables.SetName) bool { return s == iptables.LoopBack }
+
+// vipMember is VIP a as a member of the IPVSIPs set.
+func vipMember(a netip.Addr) setKey {
+	return setKey{fam: inet.FamilyOf(a), set: iptables.IPVSIPs, m: iptables.Addr(a)}
+}
 
 // setKey is one member of one family's set.
 type setKey struct {
@@ -92,6 +97,8 @@ func newServed(node *Node, c *Config) *served {
 // build returns the served State for s, which must be valid under c.
 func build(s *State, c *Config) *served {
 	sv := newServed(&s.Node, c)
+	sv.entries = make(map[string]*Service, len(s.Services))
+	sv.model.servers = make(map[ipvs.ServiceKey]*virtualServer, len(s.Services))
 	fams := enabledFamilies(c)
 	b := builder{sv}
 	for id := range s.Services {
@@ -182,7 +189,12 @@ func (p *parts) nodePort(k vipKey, c claim) {
 type builder struct{ sv *served }
 
 func (b builder) server(vs *virtualServer) { b.sv.model.servers[vs.svc.Key()] = vs }
-func (b builder) vip(a netip.Addr)         { b.sv.vipRefs[a]++; b.sv.model.vips[a] = true }
+func (b builder) vip(a netip.Addr) {
+	if b.sv.vipRefs[a]++; b.sv.vipRefs[a] == 1 {
+		b.sv.model.vips[a] = true
+		b.sv.model.rules[inet.FamilyOf(a)].Add(iptables.IPVSIPs, iptables.Addr(a))
+	}
+}
 func (b builder) member(k setKey) {
 	if shared(k.set) {
 		if b.sv.memberRefs[k]++; b.sv.memberRefs[k] > 1 {
@@ -306,11 +318,23 @@ func (sv *served) commit(changes map[string]*Service, c *Config) *touched {
 			}
 		}
 	}
+	type transition struct{ was, now bool }
+	flips := make(map[setKey]transition, len(before))
 	for k, was := range before {
 		now := nu.members[k] > 0
 		if shared(k.set) {
 			now = sv.memberRefs[k] > 0
 		}
+		flips[k] = transition{was, now}
+	}
+	for a := range t.have.vips {
+		flips[vipMember(a)] = transition{true, t.want.vips[a]}
+	}
+	for a := range t.want.vips {
+		flips[vipMember(a)] = transition{t.have.vips[a], true}
+	}
+	for k, f := range flips {
+		was, now := f.was, f.now
 		if was == now {
 			continue
 		}
@@ -353,8 +377,7 @@ func (sv *served) contribute(id string, svc *Service, fams map[Family]bool, out 
 			out.server(vs)
 			member(inet.FamilyOf(addr), iptables.VirtualServers, ledgerMember(vs.svc.Key()))
 			if bind {
-				out.vip(addr)
-				member(inet.FamilyOf(addr), iptables.IPVSIPs, iptables.Addr(addr))
+				out.vip(addr) // and IPVSIPs, while some service binds it
 			}
 		}
 		if pt.NodePort != 0 {
