@@ -110,10 +110,13 @@ func (c *Client) Destinations(ctx context.Context, k ServiceKey) ([]DestinationI
 	return c.c.destinations(ctx, k)
 }
 
-// Snapshot returns every service with its destinations: one service dump,
-// then one destination dump per service (the kernel has no single dump of
-// everything). It is not atomic: changes made meanwhile by others may show
-// in part.
+// Snapshot returns every service with its destinations, in the kernel's
+// order: one service dump, then one destination dump per service (the
+// kernel has no single dump of everything), run over sockets of their own
+// that the Client keeps for the next Snapshot. It is not atomic: changes
+// made meanwhile by others may show in part (a service deleted between the
+// two dumps is listed without destinations). A failed destination dump is an
+// *Error naming its service; a ctx cancelled stops it between requests.
 func (c *Client) Snapshot(ctx context.Context) (Snapshot, error) {
 	return c.c.snapshot(ctx)
 }
