@@ -22,7 +22,8 @@ type Config struct {
 
 // Client talks to the kernel's IPVS over generic netlink, in one network
 // namespace. It is safe for use from many goroutines; requests run one at a
-// time on its socket. Every method that talks to the kernel takes a context
+// time on its socket (Snapshot's destination dumps run on a few sockets of
+// their own). Every method that talks to the kernel takes a context
 // whose deadline and cancellation bound the call; a call cut short that way
 // returns an error wrapping ctx.Err(), and the Client replaces its socket
 // (replies may still be queued on it) before the next call.
