@@ -415,7 +415,13 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 			have.vips[a.Addr()] = true
 		}
 	}
-	svcs, err := p.ipvs.Services(ctx)
+	expected := map[ipvs.ServiceKey]bool{}
+	for k := range want.servers {
+		if p.applied.servers[k] != nil || l.servers[k] {
+			expected[k] = true
+		}
+	}
+	svcs, err := p.services(ctx, expected)
 	if err != nil {
 		return nil, opErr(SubsystemIPVS, fmt.Errorf("reading: %w", err))
 	}
@@ -453,6 +459,44 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 		have.servers[k] = vs
 	}
 	return have, nil
+}
+
+// dumpTries is how many times services lists the virtual servers at most.
+const dumpTries = 3
+
+// services lists the virtual servers, again (up to dumpTries in all) while
+// one of expected is missing, keeping every one seen.
+// The kernel resumes a service dump that spans several replies by its
+// position in a table all namespaces share, so another namespace deleting
+// services between two replies makes it skip some of ours: read back as
+// missing, such a one would be added again and, refused as existing, taken
+// for someone else's; left out of a Cleanup, it would stay.
+func (p *Proxier) services(ctx context.Context, expected map[ipvs.ServiceKey]bool) ([]ipvs.ServiceInfo, error) {
+	var out []ipvs.ServiceInfo
+	seen := map[ipvs.ServiceKey]bool{}
+	for range dumpTries {
+		svcs, err := p.ipvs.Services(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, si := range svcs {
+			if k := si.Service.Key(); !seen[k] {
+				seen[k] = true
+				out = append(out, si)
+			}
+		}
+		missing := false
+		for k := range expected {
+			if !seen[k] {
+				missing = true
+				break
+			}
+		}
+		if !missing {
+			break
+		}
+	}
+	return out, nil
 }
 
 // union is every virtual server and VIP of x or y (y's copy where both).
@@ -493,7 +537,7 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 			owned[k] = true
 		}
 	}
-	svcs, err := p.ipvs.Services(ctx)
+	svcs, err := p.services(ctx, owned)
 	if err != nil {
 		return opErr(SubsystemIPVS, fmt.Errorf("cleanup: reading: %w", err))
 	}

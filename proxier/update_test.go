@@ -15,6 +15,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
 	"github.com/ipvskit/ipvskit/iptables/iptablestest"
+	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/ipvs/ipvstest"
 	"github.com/ipvskit/ipvskit/sysctl/sysctltest"
 )
@@ -464,5 +465,51 @@ func TestSyncWithAnotherNodeRecomputesEveryService(t *testing.T) {
 	}
 	if got := res.Plan.IPVSDelete.Ops(); len(got) != 1 || got[0].Service.Addr != a("198.18.0.10") {
 		t.Errorf("node address changed: deletes %v", got)
+	}
+}
+
+// skipping is an IPVS whose service dump skips one virtual server the
+// first times it is listed, as the kernel's does when another namespace
+// deletes services between two replies of a dump.
+type skipping struct {
+	*ipvstest.Fake
+	hide  ipvs.ServiceKey
+	times int
+}
+
+func (s *skipping) Services(ctx context.Context) ([]ipvs.ServiceInfo, error) {
+	svcs, err := s.Fake.Services(ctx)
+	if s.times > 0 {
+		s.times--
+		svcs = slices.DeleteFunc(svcs, func(si ipvs.ServiceInfo) bool { return si.Service.Key() == s.hide })
+	}
+	return svcs, err
+}
+
+// A read back whose dump skips a virtual server of the Proxier's lists
+// again: a restarted Proxier does not add it again (and take the refusal
+// for someone else's), and a Cleanup does not leave it behind.
+func TestADumpThatSkipsOneOfOursIsReadAgain(t *testing.T) {
+	ctx := context.Background()
+	fake, link, rules := ipvstest.New(), dummytest.New(), iptablestest.New(IPv4)
+	newP := func(hidden int) *Proxier {
+		p, err := New(nil, Deps{IPVS: &skipping{Fake: fake, hide: web80, times: hidden}, Link: link,
+			Sysctls: sysctltest.New(""), Rules: map[Family]Rules{IPv4: rules}})
+		must(t, err)
+		return p
+	}
+	s := oneService()
+	if _, err := newP(0).Sync(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	res, err := newP(2).Sync(ctx, &s)
+	if err != nil || res.Plan.IPVSAdd.Len() != 0 {
+		t.Fatalf("a restart whose first dumps skip %v: %v, plan:\n%v", web80, err, res.Plan)
+	}
+	if err := newP(dumpTries - 1).Cleanup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := fake.Dump(); d != "" {
+		t.Errorf("a Cleanup whose first dumps skip %v left:\n%s", web80, d)
 	}
 }
