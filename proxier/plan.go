@@ -38,6 +38,7 @@ type Plan struct {
 
 	next     *desired // the state the kernel is in once the plan is applied
 	linkName string   // for rendering
+	vipMode  VIPMode  // for rendering
 	backends map[Family]Rules
 }
 
@@ -48,7 +49,8 @@ func (p *Plan) Empty() bool {
 }
 
 // render writes the plan as the reference tools' input, phase by phase:
-// `ipvsadm -R` lines and `ip addr` commands on linkName.
+// `ipvsadm -R` lines and `ip addr` (or, with VIPLocalRoutes, `ip route`)
+// commands on linkName.
 func (p *Plan) render(linkName string) (string, error) {
 	var b strings.Builder
 	section := func(title string) { fmt.Fprintf(&b, "# %s\n", title) }
@@ -92,13 +94,13 @@ func (p *Plan) render(linkName string) (string, error) {
 	if len(p.Bind) > 0 {
 		section("vips: bind")
 		for _, a := range p.Bind {
-			fmt.Fprintf(&b, "ip addr add %s dev %s\n", netip.PrefixFrom(a, a.BitLen()), linkName)
+			fmt.Fprintln(&b, vipCommand(p.vipMode, true, a, linkName))
 		}
 	}
 	if len(p.Unbind) > 0 {
 		section("vips: unbind")
 		for _, a := range p.Unbind {
-			fmt.Fprintf(&b, "ip addr del %s dev %s\n", netip.PrefixFrom(a, a.BitLen()), linkName)
+			fmt.Fprintln(&b, vipCommand(p.vipMode, false, a, linkName))
 		}
 	}
 	if p.IPVSDelete.Len() > 0 {
