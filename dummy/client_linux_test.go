@@ -86,11 +86,13 @@ func world(t *testing.T, ns *testutil.NetNS) contract.World {
 		},
 		Oracle: func(t *testing.T, name string) ([]netip.Prefix, bool) { return ipAddrs(t, ns, name) },
 		AddRoute: func(t *testing.T, name string, addr netip.Addr, proto uint8) {
+			verb := "append" // beside routes for the same address (ip route add is exclusive)
 			if addr.Is6() {
 				// The kernel takes no IPv6 route out of a down link.
 				ns.Exec(t, "ip", "link", "set", name, "up")
+				verb = "add"
 			}
-			ns.Exec(t, "ip", "route", "add", "local", addr.String(), "dev", name, "table", "local",
+			ns.Exec(t, "ip", "route", verb, "local", addr.String(), "dev", name, "table", "local",
 				"proto", strconv.Itoa(int(proto)), "scope", "host")
 		},
 		RouteOracle: func(t *testing.T, name string) []contract.Route { return ipLocalRoutes(t, ns, name) },

@@ -60,7 +60,7 @@ func TestIntegrationUpdateRoutesBatch(t *testing.T) {
 	ns.Exec(t, "ip", "route", "add", "blackhole", "198.18.60.1", "table", "local", "proto", proto)
 	theirs := func() string {
 		var b strings.Builder
-		for _, l := range strings.Split(ns.Exec(t, "ip", "-N", "route", "show", "table", "all"), "\n") {
+		for _, l := range strings.Split(ns.Exec(t, "sh", "-c", "ip -4 route show table all; ip -6 route show table all"), "\n") {
 			if !(strings.Contains(l, " dev vips0 ") && strings.HasPrefix(l, "local ") && strings.Contains(l, "table local proto "+proto+" ")) &&
 				!strings.Contains(l, "fe80::") && !strings.HasPrefix(l, "multicast ") {
 				b.WriteString(l + "\n")
