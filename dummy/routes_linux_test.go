@@ -115,3 +115,42 @@ func TestIntegrationUpdateRoutesBatch(t *testing.T) {
 		t.Errorf("the neighbour's routes changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
+
+// A link someone sets down keeps its IPv4 local routes and loses its IPv6
+// ones (the kernel's doing); UpdateRoutes sets it up again and puts them
+// back. Deleting the link takes them all.
+func TestIntegrationRoutesOnALinkSetDown(t *testing.T) {
+	ns := testutil.NewNetNS(t)
+	testutil.RequireDummy(t, ns)
+	c := newClient(t, ns)
+	ctx := context.Background()
+	if _, err := c.Ensure(ctx, "vips0"); err != nil {
+		t.Fatal(err)
+	}
+	vips := vipRange(3, 3)
+	if err := c.UpdateRoutes(ctx, "vips0", vips[:3], nil); err != nil {
+		t.Fatal(err)
+	}
+	if out := ns.Exec(t, "ip", "-o", "link", "show", "vips0"); strings.Contains(out, ",UP") {
+		t.Fatalf("IPv4 routes set the link up: %s", out)
+	}
+	if err := c.UpdateRoutes(ctx, "vips0", vips, nil); err != nil {
+		t.Fatal(err)
+	}
+	ns.Exec(t, "ip", "link", "set", "vips0", "down")
+	if got, err := c.Routes(ctx, "vips0"); err != nil || !slices.Equal(got, vips[:3]) {
+		t.Fatalf("after the link went down: %v, %v; want the IPv4 ones %v", got, err, vips[:3])
+	}
+	if err := c.UpdateRoutes(ctx, "vips0", vips, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Routes(ctx, "vips0"); err != nil || !slices.Equal(got, vips) {
+		t.Fatalf("added again: %v, %v; want %v", got, err, vips)
+	}
+	if err := c.Delete(ctx, "vips0"); err != nil {
+		t.Fatal(err)
+	}
+	if out := ns.Exec(t, "sh", "-c", "ip -4 route show table local proto 173; ip -6 route show table local proto 173"); strings.TrimSpace(out) != "" {
+		t.Fatalf("routes left after the link was deleted:\n%s", out)
+	}
+}
