@@ -172,7 +172,7 @@ func testBesideKubeProxy(t *testing.T, v variant) {
 		"ip link set "+DefaultLinkName+" up\n"+
 		"ip addr add 198.18.121.0/24 dev "+DefaultLinkName+"\n"+
 		"ip addr add 2001:db8:121::/64 dev "+DefaultLinkName+" nodad\n"+
-		"ip route add local 198.18.100.1 dev "+DefaultLinkName+" table local proto static\n"+
+		"ip route append local 198.18.100.1 dev "+DefaultLinkName+" table local proto static\n"+
 		"ip route add local 198.18.123.1 dev "+DefaultLinkName+" table local proto static\n")
 	want = tp.theirs(t)
 	addrsOnLink := func() string {
@@ -180,8 +180,8 @@ func testBesideKubeProxy(t *testing.T, v variant) {
 		return ifIndex.ReplaceAllString(regexp.MustCompile(` +valid_lft.*`).ReplaceAllString(out, ""), "")
 	}
 	linkAddrs := addrsOnLink()
-	if !strings.Contains(linkAddrs, "fe80::") || !strings.Contains(linkAddrs, "local 198.18.100.1 dev "+DefaultLinkName+" proto static") {
-		t.Fatalf("the link up has no link-local address; the test proves nothing:\n%s", linkAddrs)
+	if !strings.Contains(linkAddrs, "fe80::") || !strings.Contains(linkAddrs, "198.18.100.1 dev "+DefaultLinkName) || !strings.Contains(linkAddrs, "198.18.123.1 dev "+DefaultLinkName) {
+		t.Fatalf("the link up has no link-local address, or the neighbour's routes are missing; the test proves nothing:\n%s", linkAddrs)
 	}
 	same("after the first sync")
 
