@@ -391,6 +391,7 @@ func (p *Proxier) applyRules(ctx context.Context, m map[Family]*iptables.Ruleset
 func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 	l := p.ledger
 	p.ledger = nil
+	afterStart := l != nil // start read it: the first read since a (re)start
 	if l == nil {
 		var err error
 		if l, err = p.readLedger(ctx, false); err != nil {
@@ -406,7 +407,7 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 			have.rules[f] = r
 		}
 	}
-	if err := p.readVIPs(ctx, l, have); err != nil {
+	if err := p.readVIPs(ctx, l, have, afterStart); err != nil {
 		return nil, err
 	}
 	svcs, err := p.ipvs.Services(ctx)

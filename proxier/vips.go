@@ -147,8 +147,11 @@ func vipCommand(mode VIPMode, add bool, a netip.Addr, link string) string {
 // readVIPs puts into have the VIPs the proxier owns (in the ledger l,
 // applied, or every one while adopting: the link is then kube-proxy's
 // kube-ipvs0, just marked) held on the link in this mode, and into
-// p.oldVIPs those held in the other mode, for apply to remove.
-func (p *Proxier) readVIPs(ctx context.Context, l *ledger, have *desired) error {
+// p.oldVIPs those held in the other mode, for apply to remove. The other
+// mode costs a dump, so it is read only where leftovers can be: after a
+// start (an earlier run's, or a removal that failed: every failure starts
+// again), while adopting, and when a VIP the proxier owns is missing.
+func (p *Proxier) readVIPs(ctx context.Context, l *ledger, have *desired, afterStart bool) error {
 	owned := func(a netip.Addr) bool { return l.vips[a] || p.applied.vips[a] || p.adopting }
 	cur, err := p.vips.bound(ctx, p.cfg.LinkName)
 	if err != nil {
@@ -160,7 +163,7 @@ func (p *Proxier) readVIPs(ctx context.Context, l *ledger, have *desired) error 
 		}
 	}
 	p.oldVIPs = nil
-	missing := p.adopting
+	missing := p.adopting || afterStart
 	for a := range l.vips {
 		missing = missing || !have.vips[a]
 	}
