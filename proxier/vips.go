@@ -118,8 +118,21 @@ func (v routeVIPs) update(ctx context.Context, link string, add, remove []netip.
 	return v.r.UpdateRoutes(ctx, link, add, remove)
 }
 
+// removeOld removes the addresses an earlier run bound. The kernel
+// flushes every IPv4 route out of a link that loses its last IPv4 address
+// (net/ipv4/fib_frontend.c: fib_inetaddr_event calls fib_disable_ip), the
+// local routes just added included, so those the link held before are
+// added again at once: the VIPs go without a route for that one round
+// trip (seen in TestIntegrationSwitchingBackEnds).
 func (v routeVIPs) removeOld(ctx context.Context, link string, old []netip.Addr) error {
-	return v.l.Update(ctx, link, nil, old)
+	held, err := v.r.Routes(ctx, link)
+	if err != nil {
+		return err
+	}
+	if err := v.l.Update(ctx, link, nil, old); err != nil {
+		return err
+	}
+	return v.r.UpdateRoutes(ctx, link, held, nil)
 }
 
 // vipObject names how a VIP is held on link in mode, for drift reports.

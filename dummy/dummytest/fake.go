@@ -295,6 +295,7 @@ func (f *Fake) Unbind(ctx context.Context, name string, addr netip.Addr) error {
 		return opErr("unbind", name, p, err)
 	}
 	delete(l.addrs, p)
+	l.lostAddress()
 	return nil
 }
 
@@ -328,6 +329,7 @@ func (f *Fake) Update(ctx context.Context, name string, add, remove []netip.Addr
 	for _, a := range remove {
 		delete(l.addrs, netip.PrefixFrom(a, a.BitLen()))
 	}
+	l.lostAddress()
 	return nil
 }
 
@@ -419,6 +421,7 @@ func (f *Fake) Sync(ctx context.Context, name string, wanted []netip.Addr) (dumm
 	for _, p := range res.Removed {
 		delete(l.addrs, p)
 	}
+	l.lostAddress()
 	sortPrefixes(res.Added)
 	sortPrefixes(res.Removed)
 	return res, nil
@@ -471,6 +474,23 @@ func (l *link) sorted() []netip.Prefix {
 	}
 	sortPrefixes(ps)
 	return ps
+}
+
+// lostAddress is the kernel's answer to an address removal: a link left
+// without any IPv4 address loses every IPv4 route out of it
+// (net/ipv4/fib_frontend.c, fib_inetaddr_event: fib_disable_ip), local
+// routes included.
+func (l *link) lostAddress() {
+	for p := range l.addrs {
+		if p.Addr().Is4() {
+			return
+		}
+	}
+	for k := range l.routes {
+		if k.addr.Is4() {
+			delete(l.routes, k)
+		}
+	}
 }
 
 func (l *link) sortedRoutes() []Route {
