@@ -29,7 +29,7 @@ type Config struct {
 	KubeProxyNames bool
 	// AdoptKubeProxy, with KubeProxyNames, takes over a node that
 	// kube-proxy's IPVS mode configured and no longer runs on, without a
-	// blip: the first Sync marks kube-proxy's kube-ipvs0 as the link
+	// blip in VIPAddresses (see VIPMode for VIPLocalRoutes): the first Sync marks kube-proxy's kube-ipvs0 as the link
 	// client's and takes as its own, besides what its ledger holds, the
 	// VIPs bound on it, every virtual server at a key the State wants and
 	// every one on such a VIP or on one in kube-proxy's KUBE-IPVS-IPS set
@@ -84,10 +84,13 @@ type Config struct {
 	// IPv6 VIP (IPv4 it can), and its own IPv6 connections to a VIP come
 	// from another of the node's addresses; the kernel never picks a VIP
 	// as a source address; and the VIP link is set up once an IPv6 VIP is
-	// held (the kernel takes no IPv6 route on a down link). Switching the
-	// mode of a running node is safe: the first Sync adds each VIP in the
-	// new form before it removes the old one. docs/vip-modes.md has the
-	// details.
+	// held (the kernel takes no IPv6 route on a down link). A Proxier
+	// started in the other mode than the last run adds each VIP in its
+	// form before it removes the old one; from addresses to routes (and
+	// AdoptKubeProxy in route mode) the IPv4 VIPs still lack a route for
+	// one netlink round trip, as the kernel flushes a link's IPv4 routes
+	// when it loses its last IPv4 address and the Proxier adds them back.
+	// docs/vip-modes.md has the details.
 	VIPMode VIPMode
 	// StrictARP sets arp_ignore=1 and arp_announce=2 so the node does not
 	// answer ARP for the VIPs on its other links.
