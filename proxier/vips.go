@@ -21,8 +21,8 @@ type routeLink interface {
 // vipHolder makes VIPs the node's own in one of the modes of VIPMode, on
 // the VIP link. It also finds and removes the VIPs an earlier run left in
 // the other mode, so that a Proxier started in a new mode takes over from
-// one in the old without a blip: its own form is added first, the old one
-// removed after.
+// one in the old: its own form is added first, the old one removed after
+// (from addresses to routes with one round trip's gap: see removeOld).
 type vipHolder interface {
 	// bound returns the VIPs held on link in this mode.
 	bound(ctx context.Context, link string) ([]netip.Addr, error)
