@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -84,7 +85,60 @@ func world(t *testing.T, ns *testutil.NetNS) contract.World {
 			ns.Exec(t, "ip", "addr", "add", p.String(), "dev", name)
 		},
 		Oracle: func(t *testing.T, name string) ([]netip.Prefix, bool) { return ipAddrs(t, ns, name) },
+		AddRoute: func(t *testing.T, name string, addr netip.Addr, proto uint8) {
+			verb := "append" // beside routes for the same address (ip route add is exclusive)
+			if addr.Is6() {
+				// The kernel takes no IPv6 route out of a down link.
+				ns.Exec(t, "ip", "link", "set", name, "up")
+				verb = "add"
+			}
+			ns.Exec(t, "ip", "route", verb, "local", addr.String(), "dev", name, "table", "local",
+				"proto", strconv.Itoa(int(proto)), "scope", "host")
+		},
+		RouteOracle: func(t *testing.T, name string) []contract.Route { return ipLocalRoutes(t, ns, name) },
 	}
+}
+
+// ipLocalRoutes reads, with ip(8), the host routes of type local in the
+// local table out of link name, both families, with their protocol
+// numbers, sorted; none if there is no such link.
+func ipLocalRoutes(t *testing.T, ns *testutil.NetNS, name string) []contract.Route {
+	t.Helper()
+	var out []contract.Route
+	for _, fam := range []string{"-4", "-6"} {
+		js, err := ns.TryExec(t, nil, "ip", "-N", "-j", fam, "route", "show", "table", "local", "type", "local", "dev", name)
+		if err != nil {
+			if strings.Contains(err.Error(), "Cannot find device") {
+				return nil
+			}
+			t.Fatalf("ip route show table local dev %s: %v", name, err)
+		}
+		var rs []struct {
+			Dst      string          `json:"dst"`
+			Protocol json.RawMessage `json:"protocol"`
+		}
+		if err := json.Unmarshal([]byte(js), &rs); err != nil {
+			t.Fatalf("ip -N -j route show: %v: %q", err, js)
+		}
+		for _, r := range rs {
+			a, err := netip.ParseAddr(r.Dst)
+			if err != nil || a.IsLinkLocalUnicast() {
+				continue // a prefix, or the kernel's own link-local address
+			}
+			proto, err := strconv.Atoi(strings.Trim(string(r.Protocol), `"`))
+			if err != nil {
+				t.Fatalf("ip -N -j route show: protocol %s of %s", r.Protocol, r.Dst)
+			}
+			out = append(out, contract.Route{Addr: a, Protocol: uint8(proto)})
+		}
+	}
+	slices.SortFunc(out, func(x, y contract.Route) int {
+		if c := x.Addr.Compare(y.Addr); c != 0 {
+			return c
+		}
+		return int(x.Protocol) - int(y.Protocol)
+	})
+	return out
 }
 
 // The Client against the kernel meets the expectations the fake meets too,
@@ -251,10 +305,19 @@ func hostHasLink(name string) bool {
 	return err == nil
 }
 
-// A VIP bound on the dummy link is a local address of the node namespace: a
-// TCP listener on it accepts a connection that comes from another namespace
-// over a veth pair, and without the binding nothing can listen on it.
+// A VIP bound on the dummy link, as an address (Bind) or as a local route
+// (UpdateRoutes), is the node namespace's own: a TCP listener on it accepts
+// a connection that comes from another namespace over a veth pair, and one
+// from the node itself, and without the binding nothing can listen on it.
+// The node's own connection comes from the VIP, except for an IPv6 VIP held
+// as a route: IPv6 picks a source among addresses, and the VIP is none.
 func TestIntegrationVIPIsAnsweredLocally(t *testing.T) {
+	for _, mode := range []string{"Address", "Route"} {
+		t.Run(mode, func(t *testing.T) { testVIPIsAnsweredLocally(t, mode == "Route") })
+	}
+}
+
+func testVIPIsAnsweredLocally(t *testing.T, route bool) {
 	for _, tc := range []struct {
 		family, ipFlag     string
 		vip, nodeIP, peer  string
@@ -304,13 +367,28 @@ func TestIntegrationVIPIsAnsweredLocally(t *testing.T) {
 			if _, err := c.Ensure(ctx, "kube-ipvs0"); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.Bind(ctx, "kube-ipvs0", vip); err != nil {
+			bind, unbind := func() error { return c.Bind(ctx, "kube-ipvs0", vip) }, func() error { return c.Unbind(ctx, "kube-ipvs0", vip) }
+			if route {
+				bind = func() error { return c.UpdateRoutes(ctx, "kube-ipvs0", []netip.Addr{vip}, nil) }
+				unbind = func() error { return c.UpdateRoutes(ctx, "kube-ipvs0", nil, []netip.Addr{vip}) }
+			}
+			if err := bind(); err != nil {
 				t.Fatal(err)
 			}
 			if out := node.Exec(t, "ip", tc.ipFlag, "route", "show", "table", "local", "type", "local", "dev", "kube-ipvs0"); !strings.Contains(out, tc.vip) {
 				t.Fatalf("no local route for %s on kube-ipvs0:\n%s", tc.vip, out)
 			}
 			ln, err := listen()
+			if route && vip.Is6() {
+				// IPv6 binds a socket only to an address (inet6_bind asks
+				// for one, where IPv4 takes any local destination): the
+				// VIP is delivered locally, to a wildcard listener.
+				if err == nil {
+					ln.Close()
+					t.Fatalf("could listen on %s held as a route; IPv6 should refuse that", vipPort)
+				}
+				node.Do(t, func() { ln, err = net.Listen("tcp6", "[::]:8080") })
+			}
 			if err != nil {
 				t.Fatalf("listening on the bound VIP: %v", err)
 			}
@@ -344,9 +422,32 @@ func TestIntegrationVIPIsAnsweredLocally(t *testing.T) {
 			if _, err := io.ReadFull(srv, buf); err != nil || string(buf) != "ping" {
 				t.Fatalf("read %q, %v; want ping", buf, err)
 			}
+
+			// The node's own connection to the VIP.
+			var local net.Conn
+			node.Do(t, func() {
+				var d net.Dialer
+				local, err = d.DialContext(dctx, "tcp", vipPort)
+			})
+			if err != nil {
+				t.Fatalf("connecting from the node itself: %v", err)
+			}
+			defer local.Close()
+			lsrv, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lsrv.Close()
+			wantSrc := vip
+			if route && vip.Is6() {
+				wantSrc = netip.MustParseAddr(tc.nodeIP)
+			}
+			if got := lsrv.RemoteAddr().(*net.TCPAddr).AddrPort().Addr(); got != wantSrc {
+				t.Errorf("the node's own connection came from %v; want %v", got, wantSrc)
+			}
 			ln.Close()
 
-			if err := c.Unbind(ctx, "kube-ipvs0", vip); err != nil {
+			if err := unbind(); err != nil {
 				t.Fatal(err)
 			}
 			if ln, err := listen(); err == nil {

@@ -28,3 +28,7 @@ func (*client) sync(context.Context, string, []netip.Addr) (SyncResult, error) {
 	return SyncResult{}, errOS()
 }
 func (*client) update(context.Context, string, []netip.Addr, []netip.Addr) error { return errOS() }
+func (*client) routes(context.Context, string) ([]netip.Addr, error)             { return nil, errOS() }
+func (*client) updateRoutes(context.Context, string, []netip.Addr, []netip.Addr) error {
+	return errOS()
+}

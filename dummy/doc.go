@@ -17,6 +17,13 @@
 // method fails on it, changing nothing. Addresses on other links are never
 // read for Sync, nor touched.
 //
+// Instead of addresses, a Client can hold VIPs as local routes out of its
+// link (UpdateRoutes, Routes): the kernel delivers them locally all the
+// same, and adding a route costs the same however many there are, where
+// binding an IPv4 address walks the link's address list. Its routes carry
+// the protocol number RouteProtocol (173) on top of the link's mark; no
+// other route is ever listed or removed.
+//
 // Package dummytest has an in-memory Fake with the same semantics and
 // errors, for unit tests.
 //

@@ -21,7 +21,7 @@ var ErrNotSupported = kerr.ErrNotSupported
 // kernel), the kernel's errno, and context.Canceled or
 // context.DeadlineExceeded.
 type Error struct {
-	Op   string       // "ensure", "addrs", "bind", "unbind", "sync" or "delete"
+	Op   string       // "ensure", "addrs", "bind", "unbind", "sync", "update", "routes", "update routes", "add route", "remove route" or "delete"
 	Link string       // the link's name
 	Addr netip.Prefix // the address, if the operation was on one
 	Err  error        // the cause

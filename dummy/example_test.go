@@ -81,3 +81,32 @@ func ExampleLinkTypeError() {
 		fmt.Printf("%s is a %s link; choose another name\n", le.Name, le.Type)
 	}
 }
+
+// Hold VIPs as local routes on the link instead of addresses: adding ten
+// thousand costs a few sends, and the kernel's cost per route does not grow
+// with their number. Only the Client's own routes are listed and removed.
+func ExampleClient_UpdateRoutes() {
+	c, err := dummy.New(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Ensure(ctx, "vips0"); err != nil {
+		log.Fatal(err)
+	}
+	add := []netip.Addr{netip.MustParseAddr("198.18.0.10"), netip.MustParseAddr("2001:db8::10")}
+	// ip route add local 198.18.0.10/32 dev vips0 table local proto 173 scope host, ...
+	if err := c.UpdateRoutes(ctx, "vips0", add, nil); err != nil {
+		log.Fatal(err)
+	}
+	held, err := c.Routes(ctx, "vips0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("held as routes:", held)
+	// Adding what is there and removing what is not are no errors.
+	if err := c.UpdateRoutes(ctx, "vips0", nil, held); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -29,7 +29,7 @@ type Config struct {
 	KubeProxyNames bool
 	// AdoptKubeProxy, with KubeProxyNames, takes over a node that
 	// kube-proxy's IPVS mode configured and no longer runs on, without a
-	// blip: the first Sync marks kube-proxy's kube-ipvs0 as the link
+	// blip in VIPAddresses (see VIPMode for VIPLocalRoutes): the first Sync marks kube-proxy's kube-ipvs0 as the link
 	// client's and takes as its own, besides what its ledger holds, the
 	// VIPs bound on it, every virtual server at a key the State wants and
 	// every one on such a VIP or on one in kube-proxy's KUBE-IPVS-IPS set
@@ -70,8 +70,27 @@ type Config struct {
 	// 0-31; nil means 14 (mark 0x4000), as kube-proxy.
 	MasqueradeBit *int
 	// VIPMode says how the VIPs are made the node's own: VIPAddresses (the
-	// zero value) binds each as an address on the VIP link, VIPLocalRoutes
-	// adds a local route for each instead. See VIPMode.
+	// zero value, the default) binds each as an address on the VIP link,
+	// VIPLocalRoutes adds a local route for each instead (marked with
+	// protocol dummy.RouteProtocol, out of the VIP link; Deps.Link must
+	// have Routes and UpdateRoutes, as *dummy.Client has).
+	//
+	// The trade-off: binding IPv4 addresses costs the kernel O(n^2) (each
+	// walks the link's address list; 20,000 took 36.7 s with ip(8) where
+	// 20,000 routes took 2.2 s), so VIPLocalRoutes is for many VIPs.
+	// Traffic to the VIPs, ARP (with or without StrictARP), the IPVSIPs
+	// set and the access guard behave alike in both. With local routes,
+	// `ip addr` shows no VIP; a program on the node cannot bind() to an
+	// IPv6 VIP (IPv4 it can), and its own IPv6 connections to a VIP come
+	// from another of the node's addresses; the kernel never picks a VIP
+	// as a source address; and the VIP link is set up once an IPv6 VIP is
+	// held (the kernel takes no IPv6 route on a down link). A Proxier
+	// started in the other mode than the last run adds each VIP in its
+	// form before it removes the old one; from addresses to routes (and
+	// AdoptKubeProxy in route mode) the IPv4 VIPs still lack a route for
+	// one netlink round trip, as the kernel flushes a link's IPv4 routes
+	// when it loses its last IPv4 address and the Proxier adds them back.
+	// docs/vip-modes.md has the details.
 	VIPMode VIPMode
 	// StrictARP sets arp_ignore=1 and arp_announce=2 so the node does not
 	// answer ARP for the VIPs on its other links.
@@ -141,7 +160,8 @@ const (
 	// VIP link, as kube-proxy does on kube-ipvs0 (the default).
 	VIPAddresses VIPMode = iota
 	// VIPLocalRoutes adds, for each VIP, a route of type local in the local
-	// table on the VIP link, and binds no address.
+	// table on the VIP link, marked with protocol dummy.RouteProtocol, and
+	// binds no address. See Config.VIPMode for the trade-offs.
 	VIPLocalRoutes
 )
 

@@ -20,9 +20,10 @@ import (
 // connection is gone, or, with the connection still open, once MaxDrain
 // has passed. ipvsadm -Ln is the cross-check.
 func TestIntegrationDrain(t *testing.T) {
-	for _, be := range []Backend{NFTables, IPTables} {
-		t.Run(be.String(), func(t *testing.T) {
-			tp := newTopology(t, 1, 3)
+	for _, v := range variants {
+		be := v.be
+		t.Run(v.String(), func(t *testing.T) {
+			tp := newTopologyIn(t, v, 1, 3)
 			for _, h := range tp.backends {
 				serveEcho(t, h, backendEchoPort)
 			}

@@ -64,7 +64,8 @@ func (r *FaultRig) Client() netip.Addr { return r.tp.clients[0].v4 }
 const BackendTCPPort, BackendUDPPort = backendTCPPort, backendUDPPort
 
 // Snapshot is the reference tools' view of the node namespace, by
-// section: "ipvsadm" (-Sn), "addr" (ip -o addr show), and what shows the
+// section: "ipvsadm" (-Sn), "addr" (ip -o addr show), "route" (ip -o route
+// show table local: IPv4, as the sweep is), and what shows the
 // state of back end be, or of both if full: "nft" (nft list ruleset), or
 // "ipset" (save) and "iptables-<flavor>" (iptables-save of the flavor that
 // holds the foreign chain, which FlavorAuto picks). One exec per tool and
@@ -74,6 +75,7 @@ func (r *FaultRig) Snapshot(t *testing.T, be Backend, full bool) map[string]stri
 	s := map[string]string{
 		"ipvsadm": testutil.IPVSAdmSave(t, r.tp.node),
 		"addr":    r.tp.node.Exec(t, "/usr/sbin/ip", "-o", "addr", "show"),
+		"route":   r.tp.node.Exec(t, "/usr/sbin/ip", "-o", "route", "show", "table", "local"),
 	}
 	if be == NFTables || full {
 		s["nft"] = r.tp.node.Exec(t, "/usr/sbin/nft", "list", "ruleset")
@@ -91,7 +93,7 @@ func (r *FaultRig) CheckForeign(t *testing.T, s map[string]string) {
 	t.Helper()
 	// Sections s lacks get the foreign object itself, so that only what
 	// s shows is checked.
-	full := snapshot{"nft": foreignNFT, "ipset": foreignIPSet, "iptables-" + r.flavor.String(): foreignIPTRule}
+	full := snapshot{"nft": foreignNFT, "ipset": foreignIPSet, "iptables-" + r.flavor.String(): foreignIPTRule, "route": foreignRoute}
 	for sec, text := range s {
 		full[sec] = text
 	}

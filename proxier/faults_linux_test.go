@@ -15,7 +15,7 @@ import (
 )
 
 // TestIntegrationFaultSweep is the fault sweep on the VM's kernel, under
-// each netfilter back end, with a smaller change set than the fakes' sweep
+// each netfilter back end in each VIP mode, with a smaller change set than the fakes' sweep
 // (TestFaultSweep) and IPv4 only (the emulated VM pays seconds for every
 // iptables-restore). Four runs are swept: the first sync (to state A), a
 // sync that changes each kind of thing (A to B), the Drain that ends the
@@ -24,7 +24,7 @@ import (
 // node to the run's start, the operation fails (cut short: the failure
 // that leaves the most undone; the other modes run on the fakes), the run
 // reports it, and the same run again must leave the reference tools' view
-// of the node (ipvsadm -Sn, the VIP link's addresses, and nft list
+// of the node (ipvsadm -Sn, the VIP link's addresses, the local routes, and nft list
 // ruleset, or ipset save and iptables-save) exactly as a clean run leaves
 // it, and the foreign objects untouched; after a sync or a Drain a cluster
 // IP answers and the same run again sends nothing. Position i of the four
@@ -35,12 +35,18 @@ func TestIntegrationFaultSweep(t *testing.T) {
 	// their own, run in parallel: the VM's two CPUs stay busy while each
 	// shard waits for its execs.
 	const shards = 2
-	for _, be := range []proxier.Backend{proxier.NFTables, proxier.IPTables} {
-		for shard := range shards {
-			t.Run(fmt.Sprintf("%v-%d", be, shard), func(t *testing.T) {
-				t.Parallel()
-				sweepKernel(t, proxier.NewFaultRig(t), proxier.Config{Backend: be}, shard, shards)
-			})
+	for _, mode := range []proxier.VIPMode{proxier.VIPAddresses, proxier.VIPLocalRoutes} {
+		for _, be := range []proxier.Backend{proxier.NFTables, proxier.IPTables} {
+			name := be.String()
+			if mode == proxier.VIPLocalRoutes {
+				name += "-routes"
+			}
+			for shard := range shards {
+				t.Run(fmt.Sprintf("%s-%d", name, shard), func(t *testing.T) {
+					t.Parallel()
+					sweepKernel(t, proxier.NewFaultRig(t), proxier.Config{Backend: be, VIPMode: mode}, shard, shards)
+				})
+			}
 		}
 	}
 }

@@ -27,7 +27,7 @@ func normalize(s map[string]string) map[string]string {
 	for sec, text := range s {
 		text = initval.ReplaceAllString(counters.ReplaceAllString(text, "[counters]"), "")
 		switch {
-		case sec == "ipvsadm" || sec == "ipset":
+		case sec == "ipvsadm" || sec == "ipset" || sec == "route":
 			out[sec] = strings.Join(sorted(lines(text)), "\n")
 		case sec == "addr":
 			out[sec] = vipAddrs(text)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/conntrack"
 	"github.com/ipvskit/ipvskit/conntrack/conntracktest"
+	"github.com/ipvskit/ipvskit/dummy"
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/iptables/iptablestest"
@@ -127,6 +128,8 @@ var (
 	// changed is dualStack with other rules options, for a restart.
 	changed = proxier.Config{Families: dualStack.Families, MasqueradeAll: true,
 		LocalDetector: proxier.LocalDetector{ClusterCIDRs: []netip.Prefix{netip.MustParsePrefix("198.18.8.0/21"), netip.MustParsePrefix("2001:db8:8::/48")}}}
+	// routes is dualStack with the VIPs held as local routes.
+	routes = proxier.Config{Families: dualStack.Families, VIPMode: proxier.VIPLocalRoutes}
 )
 
 // scenario is a run to sweep: prepare brings fresh fakes (through deps,
@@ -229,6 +232,43 @@ func scenarios() []scenario {
 		{name: "Cleanup", run: cleanup,
 			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
 				return at(t, w, in, dualStack, stateB)
+			}},
+		{name: "FirstSyncRoutes", after: quiet(stateA), run: syncTo(stateA),
+			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
+				return at(t, w, in, routes, nil)
+			}},
+		{name: "UpdateRoutes", after: quiet(stateB), run: syncTo(stateB),
+			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
+				return at(t, w, in, routes, stateA)
+			}},
+		// A restart in the other VIP mode: the new form is added and the
+		// old removed in the same run, whatever fails in between.
+		{name: "RestartFromAddressesToRoutes", after: quiet(stateB), run: syncTo(stateB),
+			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
+				at(t, w, nil, dualStack, stateA)
+				return at(t, w, in, routes, nil)
+			}},
+		{name: "RestartFromRoutesToAddresses", after: quiet(stateB), run: syncTo(stateB),
+			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
+				at(t, w, nil, routes, stateA)
+				return at(t, w, in, dualStack, nil)
+			}},
+		// The same State: every VIP is wanted and, after the first
+		// removal fails, held in both forms; the run again still removes
+		// the old one.
+		{name: "RestartToRoutesSameState", after: quiet(stateB), run: syncTo(stateB),
+			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
+				at(t, w, nil, dualStack, stateB)
+				return at(t, w, in, routes, nil)
+			}},
+		{name: "RestartToAddressesSameState", after: quiet(stateB), run: syncTo(stateB),
+			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
+				at(t, w, nil, routes, stateB)
+				return at(t, w, in, dualStack, nil)
+			}},
+		{name: "CleanupRoutes", run: cleanup,
+			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
+				return at(t, w, in, routes, stateB)
 			}},
 		{name: "CleanupByANewProxier", run: cleanup,
 			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
@@ -436,6 +476,7 @@ func newWorld(t *testing.T) *world {
 		w.link.AddAddr("eth0", netip.MustParsePrefix("2001:db8::10/64")),
 		w.link.AddLink("other0", "dummy"),
 		w.link.AddAddr("other0", netip.MustParsePrefix("198.18.250.1/32")),
+		w.link.AddRoute("other0", addr("198.18.100.1"), dummy.RouteProtocol),
 		w.ct.Add(append(slices.Clone(flows), foreignFlow)...),
 	} {
 		if err != nil {
@@ -477,6 +518,9 @@ func (w *world) checkForeign(t *testing.T) {
 	}
 	if got, _ := w.link.LinkAddrs("other0"); len(got) != 1 {
 		t.Errorf("foreign link's addresses: %v", got)
+	}
+	if got, _ := w.link.LinkRoutes("other0"); len(got) != 1 {
+		t.Errorf("foreign link's routes: %v", got)
 	}
 	if !slices.Contains(w.ct.Flows(), foreignFlow) {
 		t.Errorf("foreign flow deleted:\n%s", w.ct.Dump())

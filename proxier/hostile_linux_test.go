@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,8 +78,8 @@ var theirWeb = ap("198.18.50.10:80")
 
 // theirs is what the other programs own, as their tools print it: the
 // iptables-save of every flavor without the instance's chains and marked
-// rules, the kube-proxy ipsets, and the virtual servers ipvskit must not
-// own. Counters are left out.
+// rules, the kube-proxy ipsets, their local routes, and the virtual
+// servers ipvskit must not own. Counters are left out.
 func (tp *topology) theirs(t *testing.T) string {
 	t.Helper()
 	s := tp.snapshot(t)
@@ -96,6 +97,14 @@ func (tp *topology) theirs(t *testing.T) string {
 	for _, l := range strings.Split(s["ipset"], "\n") {
 		if strings.Contains(l, "KUBE-") {
 			b.WriteString(ipsetInit.ReplaceAllString(l, "") + "\n")
+		}
+	}
+	// Local routes other programs added (not the kernel's), except out of
+	// the VIP link, which goes with it at Cleanup.
+	b.WriteString("### route\n")
+	for _, l := range strings.Split(s["route"], "\n") {
+		if l != "" && !strings.Contains(l, "proto kernel") && !strings.Contains(l, " "+DefaultLinkName+" ") {
+			b.WriteString(l + "\n")
 		}
 	}
 	b.WriteString("### ipvsadm\n")
@@ -116,14 +125,15 @@ func (tp *topology) theirs(t *testing.T) string {
 // Cleanup, every foreign object stays byte for byte, kube-proxy's Service
 // keeps answering, and the Proxier's own Service answers until Cleanup.
 func TestIntegrationBesideKubeProxy(t *testing.T) {
-	for _, be := range []Backend{NFTables, IPTables} {
-		t.Run(be.String(), func(t *testing.T) { testBesideKubeProxy(t, be) })
+	for _, v := range variants {
+		t.Run(v.String(), func(t *testing.T) { testBesideKubeProxy(t, v) })
 	}
 }
 
-func testBesideKubeProxy(t *testing.T, be Backend) {
+func testBesideKubeProxy(t *testing.T, v variant) {
 	ctx := context.Background()
-	tp := newTopology(t, 1, 2)
+	be := v.be
+	tp := newTopologyIn(t, v, 1, 2)
 	tp.addForeign(t)
 	c1, b1, b2 := tp.clients[0], tp.backends[0], tp.backends[1]
 	tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\nsysctl -qw net.ipv4.ip_forward=1\n"+
@@ -154,21 +164,24 @@ func testBesideKubeProxy(t *testing.T, be Backend) {
 	web := ap("198.18.100.1:80")
 	k.sync(t, state(0, 1))
 	wantCounts(t, "ours after the first sync", c1.tcp(t, web, 4), map[string]int{b1.name: 2, b2.name: 2})
-	// Another program's virtual server at another port of our VIP, and
-	// addresses that are not VIPs on our link, with the link up.
+	// Another program's virtual server at another port of our VIP,
+	// addresses that are not VIPs on our link, with the link up, and
+	// local routes of another protocol out of our link, one for our VIP.
 	tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\n"+
 		"ipvsadm -A -t 198.18.100.1:443 -s wrr\nipvsadm -a -t 198.18.100.1:443 -r 198.18.12.2:8080 -m -w 2\n"+
 		"ip link set "+DefaultLinkName+" up\n"+
 		"ip addr add 198.18.121.0/24 dev "+DefaultLinkName+"\n"+
-		"ip addr add 2001:db8:121::/64 dev "+DefaultLinkName+" nodad\n")
+		"ip addr add 2001:db8:121::/64 dev "+DefaultLinkName+" nodad\n"+
+		"ip route append local 198.18.100.1 dev "+DefaultLinkName+" table local proto static\n"+
+		"ip route add local 198.18.123.1 dev "+DefaultLinkName+" table local proto static\n")
 	want = tp.theirs(t)
 	addrsOnLink := func() string {
-		out := tp.node.Exec(t, "ip", "-o", "addr", "show", "dev", DefaultLinkName)
+		out := tp.node.Exec(t, "sh", "-c", "ip -o addr show dev "+DefaultLinkName+"; ip -o route show table local proto static")
 		return ifIndex.ReplaceAllString(regexp.MustCompile(` +valid_lft.*`).ReplaceAllString(out, ""), "")
 	}
 	linkAddrs := addrsOnLink()
-	if !strings.Contains(linkAddrs, "fe80::") {
-		t.Fatalf("the link up has no link-local address; the test proves nothing:\n%s", linkAddrs)
+	if !strings.Contains(linkAddrs, "fe80::") || !strings.Contains(linkAddrs, "198.18.100.1 dev "+DefaultLinkName) || !strings.Contains(linkAddrs, "198.18.123.1 dev "+DefaultLinkName) {
+		t.Fatalf("the link up has no link-local address, or the neighbour's routes are missing; the test proves nothing:\n%s", linkAddrs)
 	}
 	same("after the first sync")
 
@@ -192,6 +205,9 @@ func testBesideKubeProxy(t *testing.T, be Backend) {
 	// leaves what is not its own.
 	k2 := tp.newProxier(t, Config{Backend: be})
 	res := k2.sync(t, state(0))
+	if slices.Contains(res.Plan.Bind, a("198.18.100.1")) {
+		t.Errorf("the restart took another program's route or address for its VIP:\n%s", res.Plan)
+	}
 	if n := res.Plan.IPVSAdd.Len() + res.Plan.IPVSDelete.Len() + len(res.Plan.Bind) + len(res.Plan.Unbind); n > 1 {
 		// At most the drained destination's delete.
 		t.Errorf("restart: %d IPVS and address changes:\n%s", n, res.Plan)
@@ -212,6 +228,7 @@ func testBesideKubeProxy(t *testing.T, be Backend) {
 	checkLacks(t, s, "ipvsadm", "198.18.100.1:80")
 	checkContains(t, s, "ipvsadm", "-A -t 198.18.100.1:443 -s wrr")
 	checkLacks(t, s, "addr", DefaultLinkName)
+	checkLacks(t, s, "route", " "+DefaultLinkName+" ")
 	checkLacks(t, s, "nft", "table ip ipvskit")
 	for _, sec := range []string{"iptables-legacy", "iptables-nft"} {
 		checkLacks(t, s, sec, "IPVSKIT", "ipvskit:")
@@ -226,26 +243,28 @@ func testBesideKubeProxy(t *testing.T, be Backend) {
 // fs.ErrExist that names them, before anything is changed; Cleanup leaves
 // them. Names of other programs' objects are refused at New.
 func TestIntegrationForeignObjectsWithOurNames(t *testing.T) {
-	for _, be := range []Backend{NFTables, IPTables} {
-		t.Run(be.String(), func(t *testing.T) { testForeignObjectsWithOurNames(t, be) })
+	for _, v := range variants {
+		t.Run(v.String(), func(t *testing.T) { testForeignObjectsWithOurNames(t, v) })
 	}
 }
 
-func testForeignObjectsWithOurNames(t *testing.T, be Backend) {
+func testForeignObjectsWithOurNames(t *testing.T, v variant) {
 	ctx := context.Background()
+	be := v.be
 	for _, c := range []struct {
 		name, script string
 		inErr        string
 	}{
 		{"link", "ip link add " + DefaultLinkName + " type dummy\nip addr add 198.18.100.1/32 dev " + DefaultLinkName +
-			"\nip addr add 198.18.122.0/24 dev " + DefaultLinkName, DefaultLinkName},
+			"\nip addr add 198.18.122.0/24 dev " + DefaultLinkName +
+			"\nip route add local 198.18.100.2 dev " + DefaultLinkName + " table local proto 173", DefaultLinkName},
 		{"rules", map[Backend]string{
 			NFTables: "nft -f - <<'EOF'\ntable ip ipvskit {\n\tset cluster-ip {\n\t\ttype ipv4_addr\n\t\telements = { 198.18.100.1 }\n\t}\n\tchain c {\n\t\tip daddr @cluster-ip counter accept\n\t}\n}\nEOF",
 			IPTables: "ipset create IPVSKIT-CLUSTER-IP hash:net family inet\nipset add IPVSKIT-CLUSTER-IP 198.18.100.0/24",
 		}[be], map[Backend]string{NFTables: "ipvskit", IPTables: "IPVSKIT-CLUSTER-IP"}[be]},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tp := newTopology(t, 0, 0)
+			tp := newTopologyIn(t, v, 0, 0)
 			tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\n"+c.script+"\n")
 			before := tp.snapshot(t)
 			sysBefore := tp.node.Exec(t, "sysctl", "net.ipv4.vs.conntrack", "net.ipv4.ip_forward")
@@ -293,18 +312,22 @@ func testForeignObjectsWithOurNames(t *testing.T, be Backend) {
 // neither's Reconcile reports the other's objects, and each Cleanup leaves
 // the other serving.
 func TestIntegrationTwoInstances(t *testing.T) {
-	for _, pair := range [][2]Backend{{NFTables, NFTables}, {IPTables, IPTables}, {NFTables, IPTables}} {
+	addrs, routes := VIPAddresses, VIPLocalRoutes
+	for _, pair := range [][2]variant{
+		{{NFTables, addrs}, {NFTables, addrs}}, {{IPTables, addrs}, {IPTables, addrs}}, {{NFTables, addrs}, {IPTables, addrs}},
+		{{NFTables, routes}, {NFTables, routes}}, {{IPTables, routes}, {IPTables, routes}}, {{NFTables, addrs}, {IPTables, routes}},
+	} {
 		t.Run(pair[0].String()+"+"+pair[1].String(), func(t *testing.T) { testTwoInstances(t, pair[0], pair[1]) })
 	}
 }
 
-func testTwoInstances(t *testing.T, beA, beB Backend) {
+func testTwoInstances(t *testing.T, va, vb variant) {
 	ctx := context.Background()
 	tp := newTopology(t, 1, 2)
 	tp.addForeign(t)
 	c1, b1, b2 := tp.clients[0], tp.backends[0], tp.backends[1]
-	ka := tp.newProxier(t, Config{Backend: beA, Instance: "a"})
-	kb := tp.newProxier(t, Config{Backend: beB, Instance: "b"})
+	ka := tp.newProxier(t, Config{Backend: va.be, VIPMode: va.mode, Instance: "a"})
+	kb := tp.newProxier(t, Config{Backend: vb.be, VIPMode: vb.mode, Instance: "b"})
 	one := func(vip string, backend int) State {
 		return State{Services: map[string]Service{"web": {
 			ClusterIPs: []netip.Addr{a(vip)},
@@ -312,7 +335,7 @@ func testTwoInstances(t *testing.T, beA, beB Backend) {
 			Endpoints:  tp.endpoints(true, false, []int{backend}),
 		}}}
 	}
-	va, vb := ap("198.18.100.1:80"), ap("198.18.100.2:80")
+	wa, wb := ap("198.18.100.1:80"), ap("198.18.100.2:80")
 	ka.sync(t, one("198.18.100.1", 0))
 	kb.sync(t, one("198.18.100.2", 1))
 	serves := func(when string, k *nodeKit, vip netip.AddrPort, h *host) {
@@ -324,17 +347,21 @@ func testTwoInstances(t *testing.T, beA, beB Backend) {
 			t.Errorf("%s: Reconcile reports drift:\n%s", when, rep)
 		}
 	}
-	serves("a, both running", ka, va, b1)
-	serves("b, both running", kb, vb, b2)
+	serves("a, both running", ka, wa, b1)
+	serves("b, both running", kb, wb, b2)
 	must(t, ka.p.Cleanup(ctx))
-	serves("b after a's Cleanup", kb, vb, b2)
+	serves("b after a's Cleanup", kb, wb, b2)
 	s := tp.snapshot(t)
 	checkLacks(t, s, "addr", " a0")
-	checkContains(t, s, "addr", " b0")
+	checkLacks(t, s, "route", " a0 ")
+	if got := s.vipsOn("b0", vb.mode); !slices.Equal(got, []string{"198.18.100.2/32"}) {
+		t.Errorf("b's VIPs after a's Cleanup: %v", got)
+	}
 	checkLacks(t, s, "ipvsadm", "198.18.100.1:80")
 	must(t, kb.p.Cleanup(ctx))
 	s = tp.snapshot(t)
 	checkLacks(t, s, "addr", " b0")
+	checkLacks(t, s, "route", " b0 ")
 	checkForeign(t, s)
 	checkLacks(t, s, "ipvsadm", "198.18.100.")
 	checkLacks(t, s, "nft", "table ip a", "table ip b")
@@ -348,9 +375,10 @@ func testTwoInstances(t *testing.T, beA, beB Backend) {
 // makes that Sync fail with a *ConflictError, and nothing is added to it
 // (the kernel would take a destination for it in the same batch).
 func TestIntegrationConflictOnTheFirstSync(t *testing.T) {
-	for _, be := range []Backend{NFTables, IPTables} {
-		t.Run(be.String(), func(t *testing.T) {
-			tp := newTopology(t, 0, 0)
+	for _, v := range variants {
+		be := v.be
+		t.Run(v.String(), func(t *testing.T) {
+			tp := newTopologyIn(t, v, 0, 0)
 			tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\n"+
 				"ipvsadm -A -t 198.18.100.1:80 -s wrr\nipvsadm -a -t 198.18.100.1:80 -r 198.18.12.2:8080 -m -w 2\n")
 			before := tp.snapshot(t).ipvsLines()
@@ -377,7 +405,8 @@ func TestIntegrationConflictOnTheFirstSync(t *testing.T) {
 }
 
 // TestIntegrationSwitchingBackEnds moves one instance from the iptables back
-// end to nftables and back, on a node kube-proxy serves: each new Proxier
+// end to nftables and back, and from VIPAddresses to VIPLocalRoutes and
+// back, on a node kube-proxy serves: each new Proxier
 // takes the earlier one's virtual servers over through the other back end's
 // ledger (nothing re-created), removes the other back end's marked objects
 // only once its own rules are in place, and never kube-proxy's. The
@@ -398,17 +427,33 @@ func TestIntegrationSwitchingBackEnds(t *testing.T) {
 	}}}
 	web := ap("198.18.100.1:80")
 	var last *nodeKit
-	for i, be := range []Backend{IPTables, NFTables, IPTables} {
-		k := tp.newProxier(t, Config{Backend: be})
+	// The VIP mode switches too: from addresses to routes with the back
+	// end, then the back end alone, then both back.
+	for i, v := range []variant{{IPTables, VIPAddresses}, {NFTables, VIPLocalRoutes}, {IPTables, VIPLocalRoutes}, {NFTables, VIPAddresses}} {
+		be := v.be
+		k := tp.newProxier(t, Config{Backend: be, VIPMode: v.mode})
 		res := k.sync(t, s)
 		if i > 0 {
-			if n := res.Plan.IPVSAdd.Len() + res.Plan.IPVSDelete.Len() + len(res.Plan.Bind) + len(res.Plan.Unbind); n != 0 {
-				t.Errorf("switch to %v: %d IPVS and address changes, want none:\n%s", be, n, res.Plan)
+			// A new VIP mode binds the VIP in its form (and removes the
+			// old one after); nothing else changes.
+			wantBind := 0
+			if v.mode != last.p.cfg.VIPMode {
+				wantBind = 1
+			}
+			if n := res.Plan.IPVSAdd.Len() + res.Plan.IPVSDelete.Len() + len(res.Plan.Unbind); n != 0 || len(res.Plan.Bind) != wantBind {
+				t.Errorf("switch to %v: %d IPVS changes and unbinds, %d binds; want none and %d:\n%s", v, n, len(res.Plan.Bind), wantBind, res.Plan)
 			}
 		}
 		wantCounts(t, "ours under "+be.String(), c1.tcp(t, web, 4), map[string]int{b1.name: 2, b2.name: 2})
 		wantCounts(t, "kube-proxy's under "+be.String(), c1.tcp(t, theirWeb, 2), map[string]int{b1.name: 2})
 		snap := tp.snapshot(t)
+		other := VIPAddresses
+		if v.mode == VIPAddresses {
+			other = VIPLocalRoutes
+		}
+		if got, old := snap.vipsOn(DefaultLinkName, v.mode), snap.vipsOn(DefaultLinkName, other); !slices.Equal(got, []string{"198.18.100.1/32"}) || len(old) != 0 {
+			t.Errorf("under %v: VIPs held as %v %v, as %v %v; want only the first, 198.18.100.1", v, v.mode, got, other, old)
+		}
 		nft := strings.Contains(snap["nft"], "table ip ipvskit")
 		ipt := strings.Contains(snap["ipset"], "IPVSKIT-") || strings.Contains(snap["iptables-legacy"]+snap["iptables-nft"], "IPVSKIT-")
 		if nft != (be == NFTables) || ipt != (be == IPTables) {

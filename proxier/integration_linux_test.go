@@ -23,9 +23,10 @@ import (
 // end, with foreign objects (a virtual server, an nftables table, an ipset,
 // an iptables chain) that must survive them all.
 func TestIntegrationProxier(t *testing.T) {
-	for _, be := range []Backend{NFTables, IPTables} {
-		t.Run(be.String(), func(t *testing.T) {
-			tp := newTopology(t, 2, 3)
+	for _, v := range variants {
+		be := v.be
+		t.Run(v.String(), func(t *testing.T) {
+			tp := newTopologyIn(t, v, 2, 3)
 			tp.addForeign(t)
 			t.Run("Default", func(t *testing.T) { testDefault(t, tp, be) })
 			t.Run("MasqueradeAll", func(t *testing.T) {
@@ -377,21 +378,24 @@ func checkDefaultState(t *testing.T, tp *topology, k *nodeKit, first *Result) {
 	// Policy Local: backend-2 is not on this node.
 	checkLacks(t, s, "ipvsadm", "-a -t 198.18.102.2:80 -r 198.18.12.2:8080", "-a -t 198.18.20.1:30081 -r 198.18.12.2:8080")
 
-	// The VIPs are on the VIP link; the node's address is not.
-	var link []string
-	for _, l := range strings.Split(s["addr"], "\n") {
-		if strings.Contains(l, " "+DefaultLinkName+" ") {
-			link = append(link, l)
-		}
-	}
-	linkAddrs := strings.Join(link, "\n")
+	// The VIPs are on the VIP link, held as the mode holds them, and not
+	// in the other form; the node's address is not there.
+	mode := k.p.cfg.VIPMode
+	held := s.vipsOn(DefaultLinkName, mode)
 	for _, v := range []string{"198.18.100.1/32", "2001:db8:100::1/128", "198.18.102.1/32", "198.18.103.1/32", "198.18.100.7/32"} {
-		if !strings.Contains(linkAddrs, " "+v+" ") {
-			t.Errorf("VIP %s not on %s:\n%s", v, DefaultLinkName, linkAddrs)
+		if !slices.Contains(held, v) {
+			t.Errorf("VIP %s not on %s (%v):\n%s%s", v, DefaultLinkName, mode, s["addr"], s["route"])
 		}
 	}
-	if strings.Contains(linkAddrs, " 198.18.20.1/") {
-		t.Errorf("node address bound on the VIP link:\n%s", linkAddrs)
+	if slices.ContainsFunc(held, func(v string) bool { return strings.HasPrefix(v, "198.18.20.1/") }) {
+		t.Errorf("node address held on the VIP link: %v", held)
+	}
+	other := VIPAddresses
+	if mode == VIPAddresses {
+		other = VIPLocalRoutes
+	}
+	if got := s.vipsOn(DefaultLinkName, other); len(got) != 0 {
+		t.Errorf("VIPs held as %v too: %v", other, got)
 	}
 
 	switch k.p.cfg.Backend {

@@ -20,6 +20,9 @@ var (
 	foreignNFT     = "table ip foreign {\n\tset keep {\n\t\ttype ipv4_addr\n\t\telements = { 198.18.200.1 }\n\t}\n\tchain c {\n\t\tip daddr @keep counter return\n\t}\n}\n"
 	foreignIPSet   = "create FOREIGN hash:ip family inet\nadd FOREIGN 198.18.200.1\n"
 	foreignIPTRule = "-A FOREIGN -d 198.18.200.1/32 -j RETURN"
+	// foreignRoute is another program's local route for the foreign VIP,
+	// out of its own dummy link, even with our protocol number.
+	foreignRoute = "local 198.18.200.1 dev foreign0 proto 173 scope host"
 )
 
 // reference is the shell script that prints every reference tool's view of
@@ -28,6 +31,7 @@ var (
 const reference = `PATH=/usr/sbin:/sbin:/usr/bin:/bin
 echo '### ipvsadm'; ipvsadm -Sn
 echo '### addr'; ip -o addr show
+echo '### route'; ip -o -4 route show table local; ip -o -6 route show table local
 echo '### nft'; nft list ruleset
 echo '### ipset'; ipset save
 for t in iptables ip6tables; do for f in legacy nft; do
@@ -36,7 +40,7 @@ done; done
 `
 
 // snapshot is the reference tools' output, by section name ("ipvsadm",
-// "addr", "nft", "ipset", "iptables-legacy", "ip6tables-nft", ...).
+// "addr", "route" (the local routes of the local table), "nft", "ipset", "iptables-legacy", "ip6tables-nft", ...).
 type snapshot map[string]string
 
 func (tp *topology) snapshot(t *testing.T) snapshot {
@@ -78,7 +82,9 @@ func (tp *topology) addForeign(t *testing.T) {
 		"ipvsadm -R <<'EOF'\n" + strings.Join(foreignIPVS, "\n") + "\nEOF\n" +
 		"nft -f - <<'EOF'\n" + foreignNFT + "EOF\n" +
 		"ipset restore <<'EOF'\n" + foreignIPSet + "EOF\n" +
-		"iptables-restore --noflush <<'EOF'\n*nat\n:FOREIGN - [0:0]\n" + foreignIPTRule + "\nCOMMIT\nEOF\n"
+		"iptables-restore --noflush <<'EOF'\n*nat\n:FOREIGN - [0:0]\n" + foreignIPTRule + "\nCOMMIT\nEOF\n" +
+		"ip link add foreign0 type dummy\n" +
+		"ip route add local 198.18.200.1 dev foreign0 table local proto 173 scope host\n"
 	tp.node.Exec(t, "sh", "-c", script)
 }
 
@@ -103,6 +109,40 @@ func checkForeign(t *testing.T, s snapshot) {
 	if !strings.Contains(s["iptables-legacy"]+s["iptables-nft"], foreignIPTRule) {
 		t.Errorf("foreign iptables chain gone:\n%s%s", s["iptables-legacy"], s["iptables-nft"])
 	}
+	if !strings.Contains(s["route"], foreignRoute) {
+		t.Errorf("foreign local route gone:\n%s", s["route"])
+	}
+}
+
+// vipsOn returns the VIPs held on link in s, as "198.18.100.1/32": the
+// host addresses on it (ip -o addr) in VIPAddresses, the local routes out
+// of it with our protocol number (ip route show table local) in
+// VIPLocalRoutes.
+func (s snapshot) vipsOn(link string, mode VIPMode) []string {
+	var out []string
+	if mode == VIPLocalRoutes {
+		for _, l := range strings.Split(s["route"], "\n") {
+			f := strings.Fields(l)
+			if len(f) >= 6 && f[0] == "local" && f[2] == "dev" && f[3] == link && slices.Contains(f, "proto") &&
+				f[slices.Index(f, "proto")+1] == "173" {
+				bits := "/32"
+				if strings.Contains(f[1], ":") {
+					bits = "/128"
+				}
+				out = append(out, f[1]+bits)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, l := range strings.Split(s["addr"], "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 4 && f[1] == link && (f[2] == "inet" || f[2] == "inet6") && !strings.HasPrefix(f[3], "fe80:") {
+			out = append(out, f[3])
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // checkNothingOurs fails t if anything a Proxier makes is left in s: a
@@ -117,6 +157,9 @@ func checkNothingOurs(t *testing.T, s snapshot) {
 	}
 	if strings.Contains(s["addr"], DefaultLinkName) {
 		t.Errorf("VIP link left:\n%s", s["addr"])
+	}
+	if strings.Contains(s["route"], " "+DefaultLinkName+" ") {
+		t.Errorf("local routes out of the VIP link left:\n%s", s["route"])
 	}
 	if strings.Contains(s["nft"], "ipvskit") {
 		t.Errorf("nftables table left:\n%s", s["nft"])

@@ -18,9 +18,10 @@ import (
 // IPv6 node port and an IPv6 load balancer with source ranges, and the two
 // interface local-traffic detectors.
 func TestIntegrationMoreKinds(t *testing.T) {
-	for _, be := range []Backend{NFTables, IPTables} {
-		t.Run(be.String(), func(t *testing.T) {
-			tp := newTopology(t, 2, 3)
+	for _, v := range variants {
+		be := v.be
+		t.Run(v.String(), func(t *testing.T) {
+			tp := newTopologyIn(t, v, 2, 3)
 			tp.addForeign(t)
 			for _, h := range tp.backends {
 				serveSCTP(t, h)
@@ -237,8 +238,20 @@ func (h *host) sctpOnce(t *testing.T, addr netip.AddrPort) (reply, error) {
 // on its link, as a flat L2 network has) gets an answer from the node
 // without it, and none with it, so the VIPs held on the dummy link do not
 // leak onto the node's other links.
+//
+// It holds in both VIP modes: the kernel answers ARP for a target whose
+// route is of type local (net/ipv4/arp.c, arp_process), an address or a
+// local route alike, and arp_ignore=1 asks for the target to be an address
+// of the link the request came in on, which a VIP is in neither mode.
 func TestIntegrationStrictARP(t *testing.T) {
+	for _, mode := range []VIPMode{VIPAddresses, VIPLocalRoutes} {
+		t.Run(mode.String(), func(t *testing.T) { testStrictARP(t, mode) })
+	}
+}
+
+func testStrictARP(t *testing.T, mode VIPMode) {
 	tp := newTopology(t, 1, 1)
+	tp.mode = mode
 	tp.addForeign(t)
 	c := tp.clients[0]
 	onLink := func(vip netip.Addr) {

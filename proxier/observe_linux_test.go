@@ -15,9 +15,10 @@ import (
 // real UDP traffic), a Drain and a Reconcile, and checks that every phase
 // took time in some sync and that each kind of event arrived.
 func TestIntegrationObserverSeesEveryPhase(t *testing.T) {
-	for _, be := range []Backend{NFTables, IPTables} {
-		t.Run(be.String(), func(t *testing.T) {
-			tp := newTopology(t, 1, 2)
+	for _, v := range variants {
+		be := v.be
+		t.Run(v.String(), func(t *testing.T) {
+			tp := newTopologyIn(t, v, 1, 2)
 			var syncs []*SyncEvent
 			var drains, reconciles int
 			obs := ObserverFunc(func(e Event) {

@@ -21,12 +21,14 @@ const theirLink = "their0"
 
 // addNeighbour makes another program's objects in the node before any
 // Proxier runs: addForeign's virtual server, nft table, ipset and iptables
-// chain, and a dummy link with an address.
+// chain, and a dummy link with an address and a local route of our
+// protocol number.
 func (tp *topology) addNeighbour(t *testing.T) {
 	t.Helper()
 	tp.addForeign(t)
 	tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\n"+
-		"ip link add "+theirLink+" type dummy\nip addr add 198.18.201.1/32 dev "+theirLink+"\n")
+		"ip link add "+theirLink+" type dummy\nip addr add 198.18.201.1/32 dev "+theirLink+"\n"+
+		"ip route add local 198.18.201.2 dev "+theirLink+" table local proto 173\n")
 }
 
 // theirLines are the lines of every section of s, counters dropped, but
@@ -91,12 +93,13 @@ func uncommented(text string) string {
 // the other; Cleanup leaves only the neighbour's objects; Close changes
 // nothing and can be called twice.
 func TestOpen(t *testing.T) {
-	for _, be := range []Backend{NFTables, IPTables} {
-		t.Run(be.String(), func(t *testing.T) { testOpen(t, be) })
+	for _, v := range variants {
+		t.Run(v.String(), func(t *testing.T) { testOpen(t, v) })
 	}
 }
 
-func testOpen(t *testing.T, be Backend) {
+func testOpen(t *testing.T, v variant) {
+	be := v.be
 	ctx := context.Background()
 	tp := newTopology(t, 1, 2)
 	tp.addNeighbour(t)
@@ -107,7 +110,7 @@ func testOpen(t *testing.T, be Backend) {
 	// must not need it.
 	fd, err := unix.FcntlInt(uintptr(tp.node.Handle()), unix.F_DUPFD_CLOEXEC, 0)
 	must(t, err)
-	p, err := Open(ctx, &Config{Backend: be}, fd)
+	p, err := Open(ctx, &Config{Backend: be, VIPMode: v.mode}, fd)
 	unix.Close(fd)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -127,10 +130,8 @@ func testOpen(t *testing.T, be Backend) {
 	s := tp.snapshot(t)
 	checkKept(t, "after the Sync", before, s)
 	checkContains(t, s, "ipvsadm", "-A -t 198.18.100.1:80 -s rr", "-a -t 198.18.100.1:80 -r 198.18.11.2:8080 -m -w 1")
-	if !slices.ContainsFunc(strings.Split(s["addr"], "\n"), func(l string) bool {
-		return strings.Contains(l, " "+DefaultLinkName+" ") && strings.Contains(l, " 198.18.100.1/32 ")
-	}) {
-		t.Errorf("198.18.100.1 not on %s:\n%s", DefaultLinkName, s["addr"])
+	if got := s.vipsOn(DefaultLinkName, v.mode); !slices.Equal(got, []string{"198.18.100.1/32"}) {
+		t.Errorf("198.18.100.1 not on %s as %v: %v\n%s%s", DefaultLinkName, v.mode, got, s["addr"], s["route"])
 	}
 	ipt := s["iptables-legacy"] + s["iptables-nft"]
 	switch be {

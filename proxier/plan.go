@@ -42,7 +42,8 @@ type Plan struct {
 	// nothing to change.
 	SetChanges map[Family]*SetChanges
 
-	linkName string // for rendering
+	linkName string  // for rendering
+	vipMode  VIPMode // for rendering
 	backends map[Family]Rules
 	// live are the rulesets SetChanges change (the proxier's, which its
 	// back ends applied last): apply changes them as it applies.
@@ -120,7 +121,8 @@ func (p *Plan) settle() {
 }
 
 // render writes the plan as the reference tools' input, phase by phase:
-// `ipvsadm -R` lines and `ip addr` commands on linkName.
+// `ipvsadm -R` lines and `ip addr` (or, with VIPLocalRoutes, `ip route`)
+// commands on linkName.
 func (p *Plan) render(linkName string) (string, error) {
 	var b strings.Builder
 	section := func(title string) { fmt.Fprintf(&b, "# %s\n", title) }
@@ -184,13 +186,13 @@ func (p *Plan) render(linkName string) (string, error) {
 	if len(p.Bind) > 0 {
 		section("vips: bind")
 		for _, a := range p.Bind {
-			fmt.Fprintf(&b, "ip addr add %s dev %s\n", netip.PrefixFrom(a, a.BitLen()), linkName)
+			fmt.Fprintln(&b, vipCommand(p.vipMode, true, a, linkName))
 		}
 	}
 	if len(p.Unbind) > 0 {
 		section("vips: unbind")
 		for _, a := range p.Unbind {
-			fmt.Fprintf(&b, "ip addr del %s dev %s\n", netip.PrefixFrom(a, a.BitLen()), linkName)
+			fmt.Fprintln(&b, vipCommand(p.vipMode, false, a, linkName))
 		}
 	}
 	if p.IPVSDelete.Len() > 0 {

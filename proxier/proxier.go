@@ -29,6 +29,7 @@ type Proxier struct {
 	cfg   Config
 	ipvs  IPVS
 	link  Link
+	vips  vipHolder // how VIPs are held on the link (Config.VIPMode)
 	sys   Sysctls
 	rules map[Family]Rules
 	ct    Conntrack // nil: no flow cleanup
@@ -65,6 +66,10 @@ type Proxier struct {
 	// service by service: what Update changes. Once a sync succeeded and
 	// until one fails, applied is sv.model.
 	sv *served
+	// oldVIPs are VIPs the proxier owns that the last read found held in
+	// the other VIPMode (an earlier run's): apply removes them once it has
+	// added its own form.
+	oldVIPs []netip.Addr
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
@@ -101,8 +106,9 @@ func New(cfg *Config, deps Deps) (*Proxier, error) {
 			return nil, fmt.Errorf("proxier: Deps.Rules has no back end for %v, which the config enables", f)
 		}
 	}
-	if cfg.VIPMode == VIPLocalRoutes {
-		return nil, errors.New("proxier: VIPLocalRoutes is not implemented yet")
+	vips, err := newVIPHolder(cfg.VIPMode, deps.Link)
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := deps.Link.(adopter); cfg.AdoptKubeProxy && !ok {
 		return nil, fmt.Errorf("proxier: AdoptKubeProxy needs a Deps.Link with Adopt (such as *dummy.Client); %T has none", deps.Link)
@@ -114,7 +120,7 @@ func New(cfg *Config, deps Deps) (*Proxier, error) {
 	if c.LinkName == "" {
 		c.LinkName = names.Link(c.Instance, c.KubeProxyNames)
 	}
-	return &Proxier{cfg: c, ipvs: deps.IPVS, link: deps.Link, sys: deps.Sysctls, rules: deps.Rules, now: time.Now,
+	return &Proxier{cfg: c, ipvs: deps.IPVS, link: deps.Link, vips: vips, sys: deps.Sysctls, rules: deps.Rules, now: time.Now,
 		ct: deps.Conntrack, ctPending: map[ipvs.ServiceKey]bool{}, refused: map[ipvs.ServiceKey]bool{},
 		adopting: c.AdoptKubeProxy}, nil
 }
@@ -170,7 +176,7 @@ func (p *Proxier) Plan(s *State) (*Plan, error) {
 	want := compute(s, &p.cfg)
 	overlayDrains(p.applied, want, p.draining, p.now())
 	pl := makePlan(p.applied, want)
-	pl.linkName, pl.backends = p.cfg.LinkName, p.rules
+	pl.linkName, pl.vipMode, pl.backends = p.cfg.LinkName, p.cfg.VIPMode, p.rules
 	return pl, nil
 }
 
@@ -228,7 +234,7 @@ func (p *Proxier) syncFull(ctx context.Context, s *State, res *Result, t time.Ti
 	}
 	drains := overlayDrains(p.applied, want, p.draining, p.now())
 	plan := makePlan(p.applied, want)
-	plan.linkName, plan.backends = p.cfg.LinkName, p.rules
+	plan.linkName, plan.vipMode, plan.backends = p.cfg.LinkName, p.cfg.VIPMode, p.rules
 	res.Plan = plan
 	lap(&res.Phases.Plan)
 	// Tried or done, these are the drains: one whose weight-0 update
@@ -325,12 +331,20 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan, res *Result) error {
 	lap(&ph.IPVS)
 	// One batched call each: binding 10,000 VIPs is a few sends.
 	if len(pl.Bind) > 0 {
-		if err := p.link.Update(ctx, p.cfg.LinkName, pl.Bind, nil); err != nil {
+		if err := p.vips.update(ctx, p.cfg.LinkName, pl.Bind, nil); err != nil {
 			return opErr(SubsystemAddresses, fmt.Errorf("binding VIPs: %w", err))
 		}
 	}
+	// Held in the other VIPMode by an earlier run: gone only now that
+	// this mode's form is there.
+	if len(p.oldVIPs) > 0 {
+		if err := p.vips.removeOld(ctx, p.cfg.LinkName, p.oldVIPs); err != nil {
+			return opErr(SubsystemAddresses, fmt.Errorf("removing VIPs held in the other VIP mode: %w", err))
+		}
+		p.oldVIPs = nil
+	}
 	if len(pl.Unbind) > 0 {
-		if err := p.link.Update(ctx, p.cfg.LinkName, nil, pl.Unbind); err != nil {
+		if err := p.vips.update(ctx, p.cfg.LinkName, nil, pl.Unbind); err != nil {
 			return opErr(SubsystemAddresses, fmt.Errorf("unbinding VIPs: %w", err))
 		}
 	}
@@ -389,6 +403,7 @@ func (p *Proxier) applyRules(ctx context.Context, m map[Family]*iptables.Ruleset
 func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 	l := p.ledger
 	p.ledger = nil
+	afterStart := l != nil // start read it: the first read since a (re)start
 	if l == nil {
 		var err error
 		if l, err = p.readLedger(ctx, false); err != nil {
@@ -404,16 +419,8 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 			have.rules[f] = r
 		}
 	}
-	addrs, err := p.link.Addrs(ctx, p.cfg.LinkName)
-	if err != nil {
-		return nil, opErr(SubsystemAddresses, fmt.Errorf("reading VIP link %s: %w", p.cfg.LinkName, err))
-	}
-	for _, a := range addrs {
-		// While adopting, the link is kube-proxy's kube-ipvs0, just marked:
-		// every VIP on it is kube-proxy's, so the Proxier's.
-		if vipOnLink(a) && (l.vips[a.Addr()] || p.applied.vips[a.Addr()] || p.adopting) {
-			have.vips[a.Addr()] = true
-		}
+	if err := p.readVIPs(ctx, l, have, afterStart); err != nil {
+		return nil, err
 	}
 	expected := map[ipvs.ServiceKey]bool{}
 	for k := range want.servers {
@@ -569,7 +576,7 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 			}
 		}
 	}
-	p.started, p.applied, p.readBack, p.foreign, p.draining, p.ledger, p.sv = false, nil, false, nil, nil, nil, nil
+	p.started, p.applied, p.readBack, p.foreign, p.draining, p.ledger, p.sv, p.oldVIPs = false, nil, false, nil, nil, nil, nil, nil
 	return nil
 }
 

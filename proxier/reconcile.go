@@ -197,7 +197,7 @@ func (p *Proxier) repair(ctx context.Context, rep *ReconcileReport, rules map[Fa
 	}
 	p.endVanishedDrains(have)
 	rep.Drift = append(rep.Drift, serverDrift(have, p.applied)...)
-	rep.Drift = append(rep.Drift, vipDrift(have, p.applied, p.cfg.LinkName)...)
+	rep.Drift = append(rep.Drift, vipDrift(have, p.applied, p.cfg.LinkName, p.cfg.VIPMode)...)
 	plan := makePlan(have, p.applied)
 	if plan.Empty() {
 		return nil
@@ -302,8 +302,9 @@ func serverDrift(have, want *desired) []Drift {
 	return out
 }
 
-// vipDrift lists the addresses of the VIP link that differ.
-func vipDrift(have, want *desired, link string) []Drift {
+// vipDrift lists the VIPs of the VIP link that differ, held as mode holds
+// them.
+func vipDrift(have, want *desired, link string, mode VIPMode) []Drift {
 	var out []Drift
 	all := map[netip.Addr]bool{}
 	for a := range have.vips {
@@ -318,7 +319,7 @@ func vipDrift(have, want *desired, link string) []Drift {
 	}
 	slices.SortFunc(addrs, netip.Addr.Compare)
 	for _, a := range addrs {
-		obj := "address " + a.String() + " on " + link
+		obj := vipObject(mode, a, link)
 		switch {
 		case !have.vips[a]:
 			out = append(out, Drift{Subsystem: SubsystemAddresses, Object: obj, Problem: "missing"})

@@ -41,13 +41,14 @@ type driftCase struct {
 // a UDP socket that sent while its virtual server was gone is answered
 // once Reconcile re-creates it.
 func TestIntegrationReconcile(t *testing.T) {
-	for _, be := range []Backend{NFTables, IPTables} {
-		t.Run(be.String(), func(t *testing.T) { testReconcile(t, be) })
+	for _, v := range variants {
+		t.Run(v.String(), func(t *testing.T) { testReconcile(t, v) })
 	}
 }
 
-func testReconcile(t *testing.T, be Backend) {
-	tp := newTopology(t, 1, 2)
+func testReconcile(t *testing.T, v variant) {
+	be := v.be
+	tp := newTopologyIn(t, v, 1, 2)
 	tp.addForeign(t)
 	// Masquerade-all: the backends see the node's address, so a lost
 	// masquerade rule shows in the traffic.
@@ -119,14 +120,19 @@ func testReconcile(t *testing.T, be Backend) {
 	if be == IPTables {
 		rulesTools = []string{"ipset", iptSave}
 	}
-	all := append([]string{"ipvsadm", "addr", "sysctl"}, rulesTools...)
+	// How the VIPs are held, and how a neighbour takes one away.
+	vipTool, vipObj, vipDel := "addr", "address", "ip addr del 198.18.100.1/32 dev ipvskit0"
+	if v.mode == VIPLocalRoutes {
+		vipTool, vipObj, vipDel = "route", "route local", "ip route del local 198.18.100.1 dev ipvskit0 table local proto 173"
+	}
+	all := append([]string{"ipvsadm", vipTool, "sysctl"}, rulesTools...)
 	clean := normalizeSnapshot(tp.driftSnapshot(t, all...))
 	for _, tool := range all {
 		if clean[tool] == "" {
 			t.Fatalf("%s shows nothing after the sync", tool)
 		}
 	}
-	ipvsTools, vipTools := []string{"ipvsadm"}, []string{"addr", "ipvsadm"}
+	ipvsTools, vipTools := []string{"ipvsadm"}, []string{vipTool, "ipvsadm"}
 	cases := []driftCase{
 		{"ipvsadm -d", "ipvsadm -d -t 198.18.100.1:80 -r 198.18.11.2:8080", onlyFrom(b2),
 			[]string{"ipvs: destination tcp 198.18.100.1:80 -> 198.18.11.2:8080: missing"}, ipvsTools, nil},
@@ -139,13 +145,13 @@ func testReconcile(t *testing.T, be Backend) {
 		}, []string{"ipvs: virtual server tcp 198.18.100.1:80: scheduler wrr, want rr; persistence 10m0s, want 0s"}, ipvsTools, nil},
 		{"ipvsadm -D", "ipvsadm -D -t 198.18.100.1:80", refused,
 			[]string{"ipvs: virtual server tcp 198.18.100.1:80: missing"}, ipvsTools, nil},
-		{"ip addr del", "ip addr del 198.18.100.1/32 dev ipvskit0", unreachable,
-			[]string{"addresses: address 198.18.100.1 on ipvskit0: missing"}, vipTools, nil},
+		{strings.Join(strings.Fields(vipDel)[:3], " "), vipDel, unreachable,
+			[]string{"addresses: " + vipObj + " 198.18.100.1 on ipvskit0: missing"}, vipTools, nil},
 		{"ip link del", "ip link del ipvskit0", unreachable, []string{
 			"addresses: link ipvskit0: missing",
-			"addresses: address 198.18.100.1 on ipvskit0: missing",
-			"addresses: address 198.18.100.2 on ipvskit0: missing",
-			"addresses: address 198.18.100.3 on ipvskit0: missing",
+			"addresses: " + vipObj + " 198.18.100.1 on ipvskit0: missing",
+			"addresses: " + vipObj + " 198.18.100.2 on ipvskit0: missing",
+			"addresses: " + vipObj + " 198.18.100.3 on ipvskit0: missing",
 		}, vipTools, nil},
 		{"sysctl", "sysctl -qw net.ipv4.vs.conntrack=0\necho 0 > /proc/sys/net/ipv4/vs/expire_nodest_conn", unmasqueraded, []string{
 			`sysctl: net/ipv4/vs/conntrack: "0", want "1"`,
@@ -245,6 +251,7 @@ func wantLines(t *testing.T, rep *ReconcileReport, want []string) {
 var driftTools = map[string]string{
 	"ipvsadm":              "ipvsadm -Sn",
 	"addr":                 "ip -o addr show",
+	"route":                "ip -o -4 route show table local; ip -o -6 route show table local",
 	"sysctl":               "sysctl net.ipv4.vs net.ipv4.ip_forward net.ipv4.conf.all.route_localnet",
 	"nft":                  "nft list ruleset",
 	"ipset":                "ipset save",

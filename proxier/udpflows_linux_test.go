@@ -41,9 +41,10 @@ import (
 // without endpoints leaves no confirmed entry behind. The cleanup is what
 // makes the third work.
 func TestIntegrationUDPFlows(t *testing.T) {
-	for _, be := range []Backend{NFTables, IPTables} {
-		t.Run(be.String(), func(t *testing.T) {
-			tp := newTopology(t, 1, 2)
+	for _, v := range variants {
+		be := v.be
+		t.Run(v.String(), func(t *testing.T) {
+			tp := newTopologyIn(t, v, 1, 2)
 			k := tp.newProxier(t, Config{Backend: be, Families: []Family{IPv4, IPv6}})
 			ct, err := conntrack.New(&conntrack.Config{NetNS: tp.node.Handle()})
 			must(t, err)

@@ -66,7 +66,7 @@ func (p *Proxier) syncChanges(ctx context.Context, changes map[string]*Service, 
 	drains := overlayDrains(d.have, d.want, p.draining, p.now())
 	plan := makePlan(d.have, d.want)
 	plan.SetChanges, plan.live = d.sets, p.sv.model.rules
-	plan.linkName, plan.backends = p.cfg.LinkName, p.rules
+	plan.linkName, plan.vipMode, plan.backends = p.cfg.LinkName, p.cfg.VIPMode, p.rules
 	res.Plan = plan
 	// The drains of the virtual servers touched are those just found;
 	// the others' stay as they were.

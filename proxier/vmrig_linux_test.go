@@ -38,6 +38,38 @@ type topology struct {
 	node     *testutil.NetNS
 	clients  []*host
 	backends []*host
+	// mode, if not VIPAddresses, is the VIPMode of every Proxier
+	// newProxier makes: the kernel tests run in each mode over the same
+	// code (see variants). A test that mixes modes leaves it zero and
+	// sets Config.VIPMode.
+	mode VIPMode
+}
+
+// variant is one way to run a kernel test: a netfilter back end and a VIP
+// mode.
+type variant struct {
+	be   Backend
+	mode VIPMode
+}
+
+// String is the subtest's name: the back end, with "-routes" for
+// VIPLocalRoutes (the address mode keeps the names the tests had before).
+func (v variant) String() string {
+	if v.mode == VIPLocalRoutes {
+		return v.be.String() + "-routes"
+	}
+	return v.be.String()
+}
+
+// variants are both back ends in both VIP modes.
+var variants = []variant{{NFTables, VIPAddresses}, {IPTables, VIPAddresses}, {NFTables, VIPLocalRoutes}, {IPTables, VIPLocalRoutes}}
+
+// newTopologyIn is newTopology for the Proxiers of variant v.
+func newTopologyIn(t *testing.T, v variant, nClients, nBackends int) *topology {
+	t.Helper()
+	tp := newTopology(t, nClients, nBackends)
+	tp.mode = v.mode
+	return tp
 }
 
 // host is a client or backend namespace, with its addresses and the node's
@@ -317,6 +349,9 @@ type nodeKit struct {
 // clients, as a restarted program would.
 func (tp *topology) newProxier(t *testing.T, cfg Config) *nodeKit {
 	t.Helper()
+	if tp.mode != VIPAddresses {
+		cfg.VIPMode = tp.mode
+	}
 	d := tp.nodeDeps(t, cfg, iptables.FlavorAuto)
 	k := &nodeKit{ipvs: d.IPVS.(*ipvs.Client), rules: d.Rules}
 	for _, r := range d.Rules {

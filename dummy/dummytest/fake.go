@@ -26,7 +26,8 @@ import (
 	"github.com/ipvskit/ipvskit/dummy"
 )
 
-// Fake is an in-memory network namespace holding links and their addresses.
+// Fake is an in-memory network namespace holding links, their addresses and
+// the local routes out of them.
 // Its methods behave like dummy.Client's against a kernel: same validation,
 // same ownership rules (a link of another kind, or a dummy link without the
 // owner's mark, is never changed), same errors (*dummy.Error,
@@ -45,6 +46,15 @@ type link struct {
 	kind  string
 	alias string
 	addrs map[netip.Prefix]bool
+	// routes are the local routes (table local, type local) whose output
+	// device is the link, by address and protocol.
+	routes map[routeKey]bool
+}
+
+// routeKey is a local route's destination and protocol.
+type routeKey struct {
+	addr  netip.Addr
+	proto uint8
 }
 
 // New returns an empty Fake acting as a Client with dummy.DefaultOwner.
@@ -100,6 +110,49 @@ func (f *Fake) AddAddr(name string, p netip.Prefix) error {
 	return nil
 }
 
+// AddRoute adds a local route for addr (table local, type local) with
+// protocol proto on link name the way another program would, for tests of
+// what the code under test leaves alone: on a link that is not the Fake's,
+// or of a protocol other than dummy.RouteProtocol, it is never listed or
+// removed. It fails if there is no such link or the route is there.
+func (f *Fake) AddRoute(name string, addr netip.Addr, proto uint8) error {
+	if !addr.IsValid() {
+		return fmt.Errorf("dummytest: invalid address %v", addr)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.links[name]
+	k := routeKey{addr, proto}
+	switch {
+	case l == nil:
+		return fmt.Errorf("dummytest: link %q: %w", name, errNoLink)
+	case l.routes[k]:
+		return fmt.Errorf("dummytest: route local %v proto %d on %q: %w", addr, proto, name, errExist)
+	}
+	l.routes[k] = true
+	return nil
+}
+
+// LinkRoutes returns the local routes of any link (not only dummy ones),
+// each as its address and protocol, sorted; ok is false if there is no
+// such link.
+func (f *Fake) LinkRoutes(name string) (rs []Route, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.links[name]
+	if l == nil {
+		return nil, false
+	}
+	return l.sortedRoutes(), true
+}
+
+// Route is a local route of a link in the Fake: its address and protocol
+// number.
+type Route struct {
+	Addr     netip.Addr
+	Protocol uint8
+}
+
 // Links returns the names of every link in the Fake, in creation order.
 func (f *Fake) Links() []string {
 	f.mu.Lock()
@@ -137,6 +190,10 @@ func (f *Fake) Dump() string {
 		}
 		for _, p := range l.sorted() {
 			fmt.Fprintf(&b, "address add %s dev %s\n", p, name)
+		}
+		for _, r := range l.sortedRoutes() {
+			fmt.Fprintf(&b, "route add local %s dev %s table local proto %d scope host\n",
+				netip.PrefixFrom(r.Addr, r.Addr.BitLen()), name, r.Protocol)
 		}
 	}
 	return b.String()
@@ -238,6 +295,7 @@ func (f *Fake) Unbind(ctx context.Context, name string, addr netip.Addr) error {
 		return opErr("unbind", name, p, err)
 	}
 	delete(l.addrs, p)
+	l.lostAddress()
 	return nil
 }
 
@@ -270,6 +328,60 @@ func (f *Fake) Update(ctx context.Context, name string, add, remove []netip.Addr
 	}
 	for _, a := range remove {
 		delete(l.addrs, netip.PrefixFrom(a, a.BitLen()))
+	}
+	l.lostAddress()
+	return nil
+}
+
+// Routes is dummy.Client.Routes.
+func (f *Fake) Routes(ctx context.Context, name string) ([]netip.Addr, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, err := f.lookup(ctx, name)
+	if err != nil {
+		return nil, opErr("routes", name, netip.Prefix{}, err)
+	}
+	var as []netip.Addr
+	for _, r := range l.sortedRoutes() {
+		if r.Protocol == dummy.RouteProtocol {
+			as = append(as, r.Addr)
+		}
+	}
+	return as, nil
+}
+
+// UpdateRoutes is dummy.Client.UpdateRoutes.
+func (f *Fake) UpdateRoutes(ctx context.Context, name string, add, remove []netip.Addr) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	for i, a := range add {
+		if err := checkAddr(fmt.Sprintf("add[%d]", i), a); err != nil {
+			return err
+		}
+	}
+	for i, a := range remove {
+		if err := checkAddr(fmt.Sprintf("remove[%d]", i), a); err != nil {
+			return err
+		}
+	}
+	if len(add)+len(remove) == 0 {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, err := f.lookup(ctx, name)
+	if err != nil {
+		return opErr("update routes", name, netip.Prefix{}, err)
+	}
+	for _, a := range add {
+		l.routes[routeKey{a, dummy.RouteProtocol}] = true
+	}
+	for _, a := range remove {
+		delete(l.routes, routeKey{a, dummy.RouteProtocol})
 	}
 	return nil
 }
@@ -309,6 +421,7 @@ func (f *Fake) Sync(ctx context.Context, name string, wanted []netip.Addr) (dumm
 	for _, p := range res.Removed {
 		delete(l.addrs, p)
 	}
+	l.lostAddress()
 	sortPrefixes(res.Added)
 	sortPrefixes(res.Removed)
 	return res, nil
@@ -333,7 +446,7 @@ func (f *Fake) add(name, kind, alias string) {
 	if f.links == nil {
 		f.links = map[string]*link{}
 	}
-	f.links[name] = &link{kind: kind, alias: alias, addrs: map[netip.Prefix]bool{}}
+	f.links[name] = &link{kind: kind, alias: alias, addrs: map[netip.Prefix]bool{}, routes: map[routeKey]bool{}}
 	f.order = append(f.order, name)
 }
 
@@ -361,6 +474,37 @@ func (l *link) sorted() []netip.Prefix {
 	}
 	sortPrefixes(ps)
 	return ps
+}
+
+// lostAddress is the kernel's answer to an address removal: a link left
+// without any IPv4 address loses every IPv4 route out of it
+// (net/ipv4/fib_frontend.c, fib_inetaddr_event: fib_disable_ip), local
+// routes included.
+func (l *link) lostAddress() {
+	for p := range l.addrs {
+		if p.Addr().Is4() {
+			return
+		}
+	}
+	for k := range l.routes {
+		if k.addr.Is4() {
+			delete(l.routes, k)
+		}
+	}
+}
+
+func (l *link) sortedRoutes() []Route {
+	rs := make([]Route, 0, len(l.routes))
+	for k := range l.routes {
+		rs = append(rs, Route{Addr: k.addr, Protocol: k.proto})
+	}
+	slices.SortFunc(rs, func(a, b Route) int {
+		if c := a.Addr.Compare(b.Addr); c != 0 {
+			return c
+		}
+		return int(a.Protocol) - int(b.Protocol)
+	})
+	return rs
 }
 
 func sortPrefixes(ps []netip.Prefix) {

@@ -28,6 +28,19 @@ func TestFakeMeetsTheContract(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
+			AddRoute: func(t *testing.T, name string, addr netip.Addr, proto uint8) {
+				if err := f.AddRoute(name, addr, proto); err != nil {
+					t.Fatal(err)
+				}
+			},
+			RouteOracle: func(t *testing.T, name string) []contract.Route {
+				rs, _ := f.LinkRoutes(name)
+				var out []contract.Route
+				for _, r := range rs {
+					out = append(out, contract.Route{Addr: r.Addr, Protocol: r.Protocol})
+				}
+				return out
+			},
 			Oracle: func(t *testing.T, name string) ([]netip.Prefix, bool) {
 				ps, ok := f.LinkAddrs(name)
 				if len(ps) == 0 {

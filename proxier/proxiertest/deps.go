@@ -14,7 +14,9 @@ func (in *Injector) Wrap(d proxier.Deps) proxier.Deps {
 	if d.IPVS != nil {
 		out.IPVS = &ipvsDep{in: in, next: d.IPVS}
 	}
-	if d.Link != nil {
+	if rl, ok := d.Link.(routeLink); ok {
+		out.Link = &routeLinkDep{linkDep: linkDep{in: in, next: d.Link}, routes: rl}
+	} else if d.Link != nil {
 		out.Link = &linkDep{in: in, next: d.Link}
 	}
 	if d.Sysctls != nil {

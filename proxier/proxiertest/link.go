@@ -41,25 +41,32 @@ func (w *linkDep) Delete(ctx context.Context, name string) error {
 // CutShort the addresses before the failing one are bound (and unbound),
 // under Refuse every other one is.
 func (w *linkDep) Update(ctx context.Context, name string, add, remove []netip.Addr) error {
+	return w.update(ctx, "Link.Update", "bind", "unbind", w.next.Update, name, add, remove)
+}
+
+// update is Update and UpdateRoutes: call names the method, addOp and
+// delOp the operations on one address, next sends to the wrapped client.
+func (w *linkDep) update(ctx context.Context, call, addOp, delOp string,
+	next func(ctx context.Context, name string, add, remove []netip.Addr) error, name string, add, remove []netip.Addr) error {
 	if !validUpdate(name, add, remove) || len(add)+len(remove) == 0 {
-		return w.next.Update(ctx, name, add, remove) // refused or empty: nothing reaches the kernel
+		return next(ctx, name, add, remove) // refused or empty: nothing reaches the kernel
 	}
 	descs := make([]string, 0, len(add)+len(remove))
 	for _, a := range add {
-		descs = append(descs, fmt.Sprintf("bind %v on %s", a, name))
+		descs = append(descs, fmt.Sprintf("%s %v on %s", addOp, a, name))
 	}
 	for _, a := range remove {
-		descs = append(descs, fmt.Sprintf("unbind %v on %s", a, name))
+		descs = append(descs, fmt.Sprintf("%s %v on %s", delOp, a, name))
 	}
-	i, ie := w.in.call(proxier.SubsystemAddresses, 0, "Link.Update", descs...)
+	i, ie := w.in.call(proxier.SubsystemAddresses, 0, call, descs...)
 	if i < 0 {
-		return w.next.Update(ctx, name, add, remove)
+		return next(ctx, name, add, remove)
 	}
-	op, a := "bind", netip.Addr{}
+	op, a := addOp, netip.Addr{}
 	if i < len(add) {
 		a = add[i]
 	} else {
-		op, a = "unbind", remove[i-len(add)]
+		op, a = delOp, remove[i-len(add)]
 	}
 	injected := linkErr(op, name, netip.PrefixFrom(a, a.BitLen()))(ie)
 	switch ie.Mode {
@@ -79,9 +86,32 @@ func (w *linkDep) Update(ctx context.Context, name string, add, remove []netip.A
 	}
 	var err error
 	if len(add)+len(remove) > 0 {
-		err = w.next.Update(ctx, name, add, remove)
+		err = next(ctx, name, add, remove)
 	}
 	return errors.Join(injected, err)
+}
+
+// routeLink is a link client with local routes (proxier.VIPLocalRoutes).
+type routeLink interface {
+	proxier.Link
+	Routes(ctx context.Context, name string) ([]netip.Addr, error)
+	UpdateRoutes(ctx context.Context, name string, add, remove []netip.Addr) error
+}
+
+// routeLinkDep is linkDep for a client with local routes: Routes is one
+// operation, UpdateRoutes one per address, as Update.
+type routeLinkDep struct {
+	linkDep
+	routes routeLink
+}
+
+func (w *routeLinkDep) Routes(ctx context.Context, name string) ([]netip.Addr, error) {
+	return valued(w.in, proxier.SubsystemAddresses, "Link.Routes", "list routes of "+name,
+		func() ([]netip.Addr, error) { return w.routes.Routes(ctx, name) }, linkErr("routes", name, netip.Prefix{}))
+}
+
+func (w *routeLinkDep) UpdateRoutes(ctx context.Context, name string, add, remove []netip.Addr) error {
+	return w.update(ctx, "Link.UpdateRoutes", "add route", "remove route", w.routes.UpdateRoutes, name, add, remove)
 }
 
 func validUpdate(name string, add, remove []netip.Addr) bool {

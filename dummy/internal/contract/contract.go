@@ -24,6 +24,15 @@ type Links interface {
 	Update(ctx context.Context, name string, add, remove []netip.Addr) error
 	Delete(ctx context.Context, name string) error
 	Adopt(ctx context.Context, name string) error
+	Routes(ctx context.Context, name string) ([]netip.Addr, error)
+	UpdateRoutes(ctx context.Context, name string, add, remove []netip.Addr) error
+}
+
+// Route is a local route (table local, type local) out of a link: its
+// address and protocol number.
+type Route struct {
+	Addr     netip.Addr
+	Protocol uint8
 }
 
 // World is one fresh, empty place (a network namespace, a fake) with an
@@ -41,6 +50,13 @@ type World struct {
 	// Oracle reads link name's addresses independently of Links (with
 	// ip(8) for the kernel), sorted; ok is false if there is no such link.
 	Oracle func(t *testing.T, name string) (ps []netip.Prefix, ok bool)
+	// AddRoute adds a local route for addr (table local) with protocol
+	// proto out of link name behind the implementation's back.
+	AddRoute func(t *testing.T, name string, addr netip.Addr, proto uint8)
+	// RouteOracle reads the local routes (table local, type local, host
+	// routes) out of link name independently of Links, sorted by address
+	// then protocol; none if there is no such link.
+	RouteOracle func(t *testing.T, name string) []Route
 }
 
 const link = "vips0"
@@ -72,6 +88,9 @@ func Run(t *testing.T, newWorld func(t *testing.T) World) {
 		{"DeleteRemovesLinkAndAddrs", deleteLink},
 		{"CanceledContextChangesNothing", canceled},
 		{"UpdateIsIdempotentAndValidatesFirst", update},
+		{"UpdateRoutesIsIdempotentAndValidatesFirst", updateRoutes},
+		{"RoutesAreOnlyTheMarkedOnes", routesOwnership},
+		{"DeleteTakesTheRoutes", deleteRoutes},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, newWorld(t)) })
 	}
@@ -454,4 +473,152 @@ func adopt(t *testing.T, w World) {
 	if err := w.Links.Adopt(ctx, "nothing0"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Adopt of a missing link: %v; want fs.ErrNotExist", err)
 	}
+}
+
+// ourRoutes are xs as the routes UpdateRoutes makes.
+func ourRoutes(xs ...netip.Addr) []Route {
+	var rs []Route
+	for _, x := range xs {
+		rs = append(rs, Route{Addr: x, Protocol: dummy.RouteProtocol})
+	}
+	return rs
+}
+
+func wantRoutes(t *testing.T, w World, name string, rs []Route) {
+	t.Helper()
+	if got := w.RouteOracle(t, name); !slices.Equal(got, rs) {
+		t.Fatalf("local routes out of %s: %v, want %v", name, got, rs)
+	}
+}
+
+func wantListed(t *testing.T, w World, xs ...netip.Addr) {
+	t.Helper()
+	got, err := w.Links.Routes(context.Background(), link)
+	if err != nil || !slices.Equal(got, xs) {
+		t.Fatalf("Routes = %v, %v; want %v", got, err, xs)
+	}
+}
+
+// updateRoutes: both families, idempotent, validated first, no address
+// bound; a missing link, a bridge and an unmarked dummy are refused.
+func updateRoutes(t *testing.T, w World) {
+	ctx := context.Background()
+	if err := w.Links.UpdateRoutes(ctx, link, []netip.Addr{a}, nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("UpdateRoutes of a missing link = %v, want fs.ErrNotExist", err)
+	}
+	if _, err := w.Links.Routes(ctx, link); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Routes of a missing link = %v, want fs.ErrNotExist", err)
+	}
+	mustEnsure(t, w)
+	wantListed(t, w)
+	if err := w.Links.UpdateRoutes(ctx, link, []netip.Addr{a, b, a6}, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantRoutes(t, w, link, ourRoutes(a, b, a6))
+	wantListed(t, w, a, b, a6)
+	// Routes, not addresses (the kernel's own link-local address aside,
+	// which an up link gets).
+	if ps, _ := w.Oracle(t, link); slices.ContainsFunc(ps, func(p netip.Prefix) bool { return !p.Addr().IsLinkLocalUnicast() }) {
+		t.Fatalf("UpdateRoutes bound addresses: %v", ps)
+	}
+	// Adding what is there and removing what is not are not errors.
+	if err := w.Links.UpdateRoutes(ctx, link, []netip.Addr{a, a6}, []netip.Addr{b, c}); err != nil {
+		t.Fatalf("idempotent UpdateRoutes: %v", err)
+	}
+	wantRoutes(t, w, link, ourRoutes(a, a6))
+	err := w.Links.UpdateRoutes(ctx, link, []netip.Addr{c}, []netip.Addr{a, netip.IPv4Unspecified()})
+	var ve *dummy.ValidationError
+	if !errors.As(err, &ve) || ve.Field != "remove[1]" || ve.Value != "0.0.0.0" {
+		t.Fatalf("UpdateRoutes with an invalid address = %v, want a *ValidationError for remove[1] 0.0.0.0", err)
+	}
+	err = w.Links.UpdateRoutes(ctx, link, []netip.Addr{netip.MustParseAddr("fe80::1")}, nil)
+	if !errors.As(err, &ve) || ve.Field != "add[0]" {
+		t.Fatalf("UpdateRoutes of a link-local address = %v, want a *ValidationError for add[0]", err)
+	}
+	if err := w.Links.UpdateRoutes(ctx, "a-name-far-too-long", nil, []netip.Addr{a}); !errors.As(err, &ve) || ve.Field != "name" {
+		t.Fatalf("UpdateRoutes with a bad name = %v, want a *ValidationError for name", err)
+	}
+	wantRoutes(t, w, link, ourRoutes(a, a6))
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := w.Links.UpdateRoutes(cctx, link, nil, []netip.Addr{a}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("UpdateRoutes with a canceled context: %v; want context.Canceled", err)
+	}
+	if err := w.Links.UpdateRoutes(ctx, link, nil, []netip.Addr{a, a6}); err != nil {
+		t.Fatal(err)
+	}
+	wantRoutes(t, w, link, nil)
+	w.Foreign(t, "br-foreign")
+	var lte *dummy.LinkTypeError
+	if err := w.Links.UpdateRoutes(ctx, "br-foreign", []netip.Addr{c}, nil); !errors.As(err, &lte) {
+		t.Fatalf("UpdateRoutes of a bridge = %v, want a *LinkTypeError", err)
+	}
+	if _, err := w.Links.Routes(ctx, "br-foreign"); !errors.As(err, &lte) {
+		t.Fatalf("Routes of a bridge = %v, want a *LinkTypeError", err)
+	}
+	wantRoutes(t, w, "br-foreign", nil)
+}
+
+// routesOwnership: another program's local routes for the same addresses
+// (out of a dummy link named like ours but unmarked, even with our
+// protocol number; out of our link with another protocol) are never
+// listed, changed or removed, and that link is refused.
+func routesOwnership(t *testing.T, w World) {
+	ctx := context.Background()
+	mustEnsure(t, w)
+	w.ForeignDummy(t, "vips1", "")
+	w.AddRoute(t, "vips1", a, dummy.RouteProtocol)
+	w.AddRoute(t, "vips1", a6, dummy.RouteProtocol)
+	w.AddRoute(t, "vips1", b, 4)
+	// Theirs out of our link: the same IPv4 address, another protocol.
+	// (The kernel takes an IPv6 route that differs only by protocol for
+	// the same route, so theirs on our link is another IPv6 address.)
+	c6 := netip.MustParseAddr("2001:db8::3")
+	w.AddRoute(t, link, a, 4)
+	w.AddRoute(t, link, c6, 16)
+	theirs := []Route{{a, dummy.RouteProtocol}, {b, 4}, {a6, dummy.RouteProtocol}}
+	onOurs := []Route{{a, 4}, {c6, 16}}
+	wantListed(t, w)
+
+	if err := w.Links.UpdateRoutes(ctx, link, []netip.Addr{a, b, a6}, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantListed(t, w, a, b, a6)
+	wantRoutes(t, w, link, []Route{{a, 4}, {a, dummy.RouteProtocol}, {b, dummy.RouteProtocol}, {a6, dummy.RouteProtocol}, {c6, 16}})
+	wantRoutes(t, w, "vips1", theirs)
+	// Removing ours, and what is only theirs, removes only ours.
+	if err := w.Links.UpdateRoutes(ctx, link, nil, []netip.Addr{a, b, a6, c6}); err != nil {
+		t.Fatal(err)
+	}
+	wantListed(t, w)
+	wantRoutes(t, w, link, onOurs)
+	wantRoutes(t, w, "vips1", theirs)
+
+	var fe *dummy.ForeignError
+	if _, err := w.Links.Routes(ctx, "vips1"); !errors.As(err, &fe) {
+		t.Fatalf("Routes of an unmarked dummy link = %v, want a *ForeignError", err)
+	}
+	if err := w.Links.UpdateRoutes(ctx, "vips1", []netip.Addr{c}, []netip.Addr{a, a6}); !errors.As(err, &fe) {
+		t.Fatalf("UpdateRoutes of an unmarked dummy link = %v, want a *ForeignError", err)
+	}
+	wantRoutes(t, w, "vips1", theirs)
+}
+
+// deleteRoutes: deleting the link takes our routes with it (the kernel's
+// doing), and leaves another link's routes for the same addresses.
+func deleteRoutes(t *testing.T, w World) {
+	ctx := context.Background()
+	mustEnsure(t, w)
+	w.ForeignDummy(t, "other1", "")
+	w.AddRoute(t, "other1", a, dummy.RouteProtocol)
+	if err := w.Links.UpdateRoutes(ctx, link, []netip.Addr{a, a6}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Links.Delete(ctx, link); err != nil {
+		t.Fatal(err)
+	}
+	wantRoutes(t, w, link, nil)
+	wantRoutes(t, w, "other1", ourRoutes(a))
+	mustEnsure(t, w)
+	wantListed(t, w)
 }
