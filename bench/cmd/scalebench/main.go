@@ -188,7 +188,7 @@ func main() {
 	flag.IntVar(&o.endpoints, "endpoints", 10, "ready endpoints per service")
 	flag.IntVar(&o.runs, "runs", 3, "interleaved runs per size (medians shown, ranges beside)")
 	flag.IntVar(&o.repeat, "repeat", 3, "rounds of the small changes per run")
-	backend := flag.String("backend", "nftables", "netfilter back end: nftables, iptables or both")
+	backend := flag.String("backend", "nftables", "netfilter back end of the proxier: nftables, iptables, both, or none (only the limits)")
 	vipMode := flag.String("vip-mode", "addresses", "VIP mode: addresses, routes or both (routes needs proxier.VIPLocalRoutes; its raw limit is measured either way)")
 	flag.IntVar(&o.listSize, "list-size", 10000, "size at which Snapshot is compared with moby/ipvs listing (0: never)")
 	flag.DurationVar(&o.settle, "settle", time.Second, "least pause after each namespace is closed")
@@ -219,8 +219,10 @@ func main() {
 		o.backends = []proxier.Backend{proxier.IPTables}
 	case "both":
 		o.backends = []proxier.Backend{proxier.NFTables, proxier.IPTables}
+	case "none":
+		// only the limits (and the listing)
 	default:
-		fail("-backend: %q is not nftables, iptables or both", *backend)
+		fail("-backend: %q is not nftables, iptables, both or none", *backend)
 	}
 	switch *vipMode {
 	case "addresses":
@@ -330,6 +332,7 @@ func measureLimits(o options, s proxierbench.Shape, pause func()) (l limits, ipv
 	ipvsReqs, vips = pl.IPVSAdd.Len(), len(pl.Bind)
 	l.ipvs, err = proxierbench.RawApply(&pl.IPVSAdd)
 	check(err, "raw ipvs batch")
+	logf("  raw ipvs batch %v", l.ipvs)
 	pause()
 	one := func(name string, d *time.Duration, f func() (time.Duration, error)) {
 		if o.skip[name] {
@@ -339,6 +342,7 @@ func measureLimits(o options, s proxierbench.Shape, pause func()) (l limits, ipv
 		var err error
 		*d, err = f()
 		check(err, name)
+		logf("  %s %v", name, *d)
 		pause()
 	}
 	one("ip-addresses", &l.addrs, func() (time.Duration, error) { return proxierbench.IPBatchAddrs(pl.Bind) })
