@@ -65,6 +65,11 @@ func (s *scripted) Execute(context.Context, netlink.Message) ([]netlink.Message,
 	return nil, errors.New("scripted: no single requests")
 }
 
+func (s *scripted) DumpEach(context.Context, []netlink.Message, int, func(int, int, netlink.Header, []byte) error) (int, error) {
+	s.t.Error("scripted: the conntrack client ran many dumps; it runs one at a time")
+	return -1, errors.New("scripted: no DumpEach")
+}
+
 func (s *scripted) Buffers() (int, int, error) {
 	return nlconn.DefaultBufferSize, nlconn.DefaultBufferSize, nil
 }

@@ -39,6 +39,10 @@ func (s *scripted) Dump(context.Context, netlink.Message, func(netlink.Header, [
 	return errors.New("scripted: the ipset client does not stream dumps")
 }
 
+func (s *scripted) DumpEach(context.Context, []netlink.Message, int, func(int, int, netlink.Header, []byte) error) (int, error) {
+	return -1, errors.New("scripted: the ipset client does not run many dumps")
+}
+
 func (s *scripted) Buffers() (int, int, error) { return 8 << 20, 8 << 20, nil }
 func (s *scripted) Close() error               { return nil }
 

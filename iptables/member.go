@@ -102,8 +102,9 @@ func (m Member) String() string {
 	return b.String()
 }
 
-// compare orders members for deterministic output.
-func (m Member) compare(o Member) int {
+// Compare orders members as Members sorts them, by Addr, Proto, Port,
+// Addr2 and Net: negative if m comes first, positive if o does, 0 if equal.
+func (m Member) Compare(o Member) int {
 	if c := m.Addr.Compare(o.Addr); c != 0 {
 		return c
 	}

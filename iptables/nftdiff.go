@@ -19,10 +19,10 @@ func diffMembers(want, have []Member) (add, del []Member) {
 	i, j := 0, 0
 	for i < len(want) || j < len(have) {
 		switch {
-		case j == len(have) || i < len(want) && want[i].compare(have[j]) < 0:
+		case j == len(have) || i < len(want) && want[i].Compare(have[j]) < 0:
 			add = append(add, want[i])
 			i++
-		case i == len(want) || want[i].compare(have[j]) > 0:
+		case i == len(want) || want[i].Compare(have[j]) > 0:
 			del = append(del, have[j])
 			j++
 		default:

@@ -141,7 +141,7 @@ func (r *Ruleset) Members(s SetName) []Member {
 	for m := range r.sets[s] {
 		out = append(out, m)
 	}
-	slices.SortFunc(out, Member.compare)
+	slices.SortFunc(out, Member.Compare)
 	return out
 }
 
@@ -213,7 +213,7 @@ func (r *Ruleset) validateChanges(old *Ruleset) error {
 					continue
 				}
 			}
-			if err := checkMember(f, s, m); err != nil && (badErr == nil || m.compare(bad) < 0) {
+			if err := checkMember(f, s, m); err != nil && (badErr == nil || m.Compare(bad) < 0) {
 				bad, badErr = m, err
 			}
 		}
@@ -300,8 +300,8 @@ func (r *Ruleset) deltas(old *Ruleset, m journalMark) (out setDeltas) {
 		}
 	}
 	for s := range out {
-		slices.SortFunc(out[s].Add, Member.compare)
-		slices.SortFunc(out[s].Del, Member.compare)
+		slices.SortFunc(out[s].Add, Member.Compare)
+		slices.SortFunc(out[s].Del, Member.Compare)
 	}
 	return out
 }
@@ -319,7 +319,7 @@ func (r *Ruleset) delta(old *Ruleset, s SetName) (add, del []Member) {
 			del = append(del, m)
 		}
 	}
-	slices.SortFunc(add, Member.compare)
-	slices.SortFunc(del, Member.compare)
+	slices.SortFunc(add, Member.Compare)
+	slices.SortFunc(del, Member.Compare)
 	return add, del
 }

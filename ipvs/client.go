@@ -22,7 +22,8 @@ type Config struct {
 
 // Client talks to the kernel's IPVS over generic netlink, in one network
 // namespace. It is safe for use from many goroutines; requests run one at a
-// time on its socket. Every method that talks to the kernel takes a context
+// time on its socket (Snapshot's destination dumps run on a few sockets of
+// their own). Every method that talks to the kernel takes a context
 // whose deadline and cancellation bound the call; a call cut short that way
 // returns an error wrapping ctx.Err(), and the Client replaces its socket
 // (replies may still be queued on it) before the next call.
@@ -110,10 +111,13 @@ func (c *Client) Destinations(ctx context.Context, k ServiceKey) ([]DestinationI
 	return c.c.destinations(ctx, k)
 }
 
-// Snapshot returns every service with its destinations: one service dump,
-// then one destination dump per service (the kernel has no single dump of
-// everything). It is not atomic: changes made meanwhile by others may show
-// in part.
+// Snapshot returns every service with its destinations, in the kernel's
+// order: one service dump, then one destination dump per service (the
+// kernel has no single dump of everything), run over sockets of their own
+// that the Client keeps for the next Snapshot. It is not atomic: changes
+// made meanwhile by others may show in part (a service deleted between the
+// two dumps is listed without destinations). A failed destination dump is an
+// *Error naming its service; a ctx cancelled stops it between requests.
 func (c *Client) Snapshot(ctx context.Context) (Snapshot, error) {
 	return c.c.snapshot(ctx)
 }

@@ -191,22 +191,6 @@ func (c *client) destinations(ctx context.Context, k ServiceKey) ([]DestinationI
 	return out, nil
 }
 
-func (c *client) snapshot(ctx context.Context) (Snapshot, error) {
-	svcs, err := c.services(ctx)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	snap := Snapshot{Services: make([]ServiceSnapshot, len(svcs))}
-	for i, s := range svcs {
-		ds, err := c.destinations(ctx, s.Key())
-		if err != nil {
-			return Snapshot{}, err
-		}
-		snap.Services[i] = ServiceSnapshot{ServiceInfo: s, Destinations: ds}
-	}
-	return snap, nil
-}
-
 func (c *client) apply(ctx context.Context, b *Batch) error {
 	if err := b.Err(); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 )
 
@@ -54,6 +55,43 @@ func BenchmarkPlanInitial(b *testing.B) {
 		}
 		if pl := makePlan(nil, compute(s, c)); pl.IPVSAdd.Len() != 110000 {
 			b.Fatalf("%d requests", pl.IPVSAdd.Len())
+		}
+	}
+}
+
+// BenchmarkUpdateOneEndpoint is the user-space cost of an Update that adds
+// one endpoint to one of 50,000 services: it should not depend on the
+// 50,000.
+func BenchmarkUpdateOneEndpoint(b *testing.B) {
+	r := newRig(b, nil)
+	s := bigState(50000)
+	if _, err := r.p.Sync(context.Background(), s); err != nil {
+		b.Fatal(err)
+	}
+	svc := s.Services["svc-7"]
+	with := svc
+	with.Endpoints = append(slices.Clone(svc.Endpoints), Endpoint{Addr: netip.MustParseAddr("198.18.250.1"), Ready: true})
+	b.ResetTimer()
+	for i := range b.N {
+		next := &with
+		if i%2 == 1 {
+			next = &svc
+		}
+		res, err := r.p.Update(context.Background(), map[string]*Service{"svc-7": next})
+		if err != nil || res.Plan.IPVSAdd.Len()+res.Plan.IPVSDelete.Len() != 1 {
+			b.Fatalf("err %v, plan %v", err, res.Plan)
+		}
+	}
+}
+
+// BenchmarkSyncInitial is a first sync of 50,000 services on the fakes:
+// the user-space cost the Update benchmarks are compared with.
+func BenchmarkSyncInitial(b *testing.B) {
+	s := bigState(50000)
+	for range b.N {
+		r := newRig(b, nil)
+		if _, err := r.p.Sync(context.Background(), s); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -59,46 +59,6 @@ type desired struct {
 	rules map[Family]*iptables.Ruleset
 }
 
-// compute returns what s (valid under c) asks the kernel for.
-func compute(s *State, c *Config) *desired {
-	fams := enabledFamilies(c)
-	d := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
-	nodeIPs := nodePortAddrs(&s.Node, fams)
-	for id, svc := range s.Services {
-		for _, pt := range svc.Ports {
-			add := func(addr netip.Addr, port int, kind FrontendKind, policy TrafficPolicy, bind bool) {
-				vs := &virtualServer{
-					svc:   virtualService(&svc, pt.Protocol, addr, port),
-					dests: chooseEndpoints(&svc, pt, policy, inet.FamilyOf(addr)),
-					owner: frontend{ServiceID: id, PortName: pt.Name, Kind: kind},
-				}
-				d.servers[vs.svc.Key()] = vs
-				if bind {
-					d.vips[addr] = true
-				}
-			}
-			for _, a := range svc.ClusterIPs {
-				add(a, pt.Port, ClusterIP, svc.InternalTrafficPolicy, true)
-			}
-			for _, a := range svc.ExternalIPs {
-				add(a, pt.Port, ExternalIP, svc.ExternalTrafficPolicy, true)
-			}
-			for _, a := range svc.LoadBalancerIPs {
-				add(a, pt.Port, LoadBalancerIP, svc.ExternalTrafficPolicy, true)
-			}
-			if pt.NodePort != 0 {
-				for _, a := range nodeIPs {
-					if servesFamily(&svc, inet.FamilyOf(a)) {
-						add(a, pt.NodePort, NodePort, svc.ExternalTrafficPolicy, false)
-					}
-				}
-			}
-		}
-	}
-	d.rules = rulesets(s, c, d.vips, d.servers)
-	return d
-}
-
 func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipvs.Service {
 	v := ipvs.Service{
 		Protocol:   proto.number(),

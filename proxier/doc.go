@@ -4,8 +4,8 @@
 //
 // A caller describes the services (cluster IPs, ports, external and
 // load-balancer IPs, node ports, affinity, traffic policies, scheduler) and
-// their endpoints as a State, and calls Sync. The Proxier validates the whole
-// State first (a *ValidationError lists every problem with its path and value,
+// their endpoints as a State, and calls Sync (or Update with the services
+// that changed). The Proxier validates the whole State first (a *ValidationError lists every problem with its path and value,
 // and nothing is applied), computes what the kernel must hold (a virtual
 // server per cluster IP, external IP, load-balancer IP and node address with
 // a node port; the VIPs bound on a dummy link; netfilter sets and rules per
@@ -59,6 +59,17 @@
 // changing nothing, and returns one *UnsupportedFeatureError (Feature,
 // Module; errors.Is ErrNotSupported) per missing module, all joined, so the
 // operator loads them at once instead of meeting them one Sync at a time.
+//
+// Cost: a Proxier keeps a copy of each service it serves and what the
+// services add to the kernel state together. Update takes changed services
+// by ID, as an informer delivers them, and validates, computes and plans
+// only those (checked against the others for a frontend, node port or node
+// address used twice), so its cost, in user space as in the kernel, follows
+// the change and not the number of services; the back ends write only the
+// set members that change. Sync of a whole State does the same once the
+// kernel is known (after the first Sync, and until one fails), having
+// compared each service with its copy; a change of the node's facts, a
+// first Sync and the Sync after a failure compute everything.
 //
 // Graceful termination: an endpoint that leaves a TCP virtual server that
 // stays is not deleted but set to weight 0 (one update, shown in the plan):

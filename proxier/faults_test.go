@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -199,6 +200,14 @@ func scenarios() []scenario {
 			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
 				return at(t, w, in, dualStack, stateA)
 			}},
+		// The same change as Update, through Update: only the services
+		// that differ, by ID.
+		{name: "UpdateByID", after: quiet(stateB), run: func(p *proxier.Proxier) (*proxier.Result, error) {
+			return p.Update(context.Background(), changesBetween(stateA(), stateB()))
+		},
+			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
+				return at(t, w, in, dualStack, stateA)
+			}},
 		{name: "RestartWithOtherRulesOptions", after: quiet(stateB), run: syncTo(stateB),
 			prepare: func(t *testing.T, w *world, in *proxiertest.Injector) *proxier.Proxier {
 				at(t, w, nil, dualStack, stateA)
@@ -227,6 +236,23 @@ func scenarios() []scenario {
 				return at(t, w, in, dualStack, nil)
 			}},
 	}
+}
+
+// changesBetween are the Update changes from a to b (same node): b's
+// services that differ from a's, and nil for those b lacks.
+func changesBetween(a, b proxier.State) map[string]*proxier.Service {
+	out := map[string]*proxier.Service{}
+	for id, s := range b.Services {
+		if old, ok := a.Services[id]; !ok || !reflect.DeepEqual(old, s) {
+			out[id] = &s
+		}
+	}
+	for id := range a.Services {
+		if _, ok := b.Services[id]; !ok {
+			out[id] = nil
+		}
+	}
+	return out
 }
 
 func sweep(t *testing.T, sc scenario) {

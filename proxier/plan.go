@@ -35,16 +35,88 @@ type Plan struct {
 	// virtual servers that needed the removed entries are gone. A family
 	// absent here has nothing to remove.
 	RulesAfter map[Family]*iptables.Ruleset
+	// SetChanges replace Rules and RulesAfter in a plan that changes only
+	// some services (an Update, or a Sync once the kernel is known): per
+	// family, the set members to add before the other phases and to delete
+	// after them; their back end writes just those. A family absent has
+	// nothing to change.
+	SetChanges map[Family]*SetChanges
 
-	next     *desired // the state the kernel is in once the plan is applied
-	linkName string   // for rendering
+	linkName string // for rendering
 	backends map[Family]Rules
+	// live are the rulesets SetChanges change (the proxier's, which its
+	// back ends applied last): apply changes them as it applies.
+	live map[Family]*iptables.Ruleset
+}
+
+// SetChanges are the set members a plan adds and deletes in one family.
+type SetChanges struct {
+	Add, Del []SetMember
+}
+
+// SetMember is a member of one of the netfilter sets.
+type SetMember struct {
+	Set    iptables.SetName
+	Member iptables.Member
+}
+
+func (m SetMember) compare(o SetMember) int {
+	if m.Set != o.Set {
+		return int(m.Set) - int(o.Set)
+	}
+	return m.Member.Compare(o.Member)
 }
 
 // Empty reports whether applying the plan would send nothing to the kernel.
 func (p *Plan) Empty() bool {
 	return p.IPVSAdd.Len() == 0 && p.IPVSDelete.Len() == 0 && len(p.Bind) == 0 && len(p.Unbind) == 0 &&
-		len(p.Rules) == 0 && len(p.RulesAfter) == 0
+		len(p.Rules) == 0 && len(p.RulesAfter) == 0 && len(p.SetChanges) == 0
+}
+
+// changeSets makes the live rulesets' SetChanges (the deletions if del,
+// else the additions) and returns the rulesets it changed, to apply.
+func (p *Plan) changeSets(del bool) map[Family]*iptables.Ruleset {
+	var out map[Family]*iptables.Ruleset
+	for f, ch := range p.SetChanges {
+		ms := ch.Add
+		if del {
+			ms = ch.Del
+		}
+		if len(ms) == 0 {
+			continue
+		}
+		r := p.live[f]
+		for _, m := range ms {
+			if del {
+				r.Remove(m.Set, m.Member)
+			} else {
+				r.Add(m.Set, m.Member)
+			}
+		}
+		if out == nil {
+			out = map[Family]*iptables.Ruleset{}
+		}
+		out[f] = r
+	}
+	return out
+}
+
+// settle makes all of SetChanges in the live rulesets (again: adding a
+// member twice or deleting an absent one changes nothing).
+func (p *Plan) settle() {
+	for f, ch := range p.SetChanges {
+		r := p.live[f]
+		for _, m := range ch.Add {
+			if !r.Has(m.Set, m.Member) {
+				r.Add(m.Set, m.Member)
+			}
+		}
+		for _, m := range ch.Del {
+			if r.Has(m.Set, m.Member) {
+				r.Remove(m.Set, m.Member)
+			}
+		}
+	}
 }
 
 // render writes the plan as the reference tools' input, phase by phase:
@@ -80,9 +152,29 @@ func (p *Plan) render(linkName string) (string, error) {
 		}
 		return nil
 	}
+	setChanges := func(when string, del bool) {
+		for _, f := range []Family{IPv4, IPv6} {
+			ch := p.SetChanges[f]
+			if ch == nil {
+				continue
+			}
+			ms, verb := ch.Add, "add"
+			if del {
+				ms, verb = ch.Del, "delete"
+			}
+			if len(ms) == 0 {
+				continue
+			}
+			section(fmt.Sprintf("netfilter %v, %s", f, when))
+			for _, m := range ms {
+				fmt.Fprintf(&b, "%s %v %v\n", verb, m.Set, m.Member)
+			}
+		}
+	}
 	if err := rules("first: old and new entries", p.Rules); err != nil {
 		return "", err
 	}
+	setChanges("first: set members added", false)
 	if p.IPVSAdd.Len() > 0 {
 		section("ipvs: add and update (ipvsadm -R)")
 		if err := ipvsText(&p.IPVSAdd); err != nil {
@@ -110,6 +202,7 @@ func (p *Plan) render(linkName string) (string, error) {
 	if err := rules("last: the final entries", p.RulesAfter); err != nil {
 		return "", err
 	}
+	setChanges("last: set members deleted", true)
 	return b.String(), nil
 }
 
@@ -120,7 +213,7 @@ func makePlan(have, want *desired) *Plan {
 	if have == nil {
 		have = &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
 	}
-	p := &Plan{next: want}
+	p := &Plan{}
 	// Find what changed first, without sorting: a sync's cost in user space
 	// should follow the change too, and most virtual servers are unchanged.
 	var changed []ipvs.ServiceKey
@@ -188,6 +281,12 @@ func makePlan(have, want *desired) *Plan {
 			continue // unchanged: no union to build
 		}
 		first := unionRuleset(prev, next)
+		if first != next && first.Equal(next) {
+			// Nothing to remove: apply next itself, so that it is the
+			// ruleset the back end applied last and later changes to it
+			// cost what they change.
+			first = next
+		}
 		if prev == nil || !first.Equal(prev) {
 			p.Rules[f] = first
 		}

@@ -61,9 +61,10 @@ type Proxier struct {
 	// closers close the clients Open opened (nil for New); Close runs
 	// them once.
 	closers closers
-	// state is the State of the last Sync or Update that passed
-	// validation: what Update changes.
-	state *State
+	// sv is the State of the last Sync or Update that passed validation,
+	// service by service: what Update changes. Once a sync succeeded and
+	// until one fails, applied is sv.model.
+	sv *served
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
@@ -191,40 +192,39 @@ func (pl *Plan) String() string {
 func (p *Proxier) Sync(ctx context.Context, s *State) (res *Result, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.sync(ctx, s)
+	return p.sync(ctx, s, nil)
 }
 
-// sync is Sync, with p.mu held.
-func (p *Proxier) sync(ctx context.Context, s *State) (res *Result, err error) {
-	res = &Result{}
-	t := time.Now()
-	defer p.observeSync(t, res, &err)
+// syncFull is Sync of the whole of s, when the kernel is not known (the
+// first sync, after a failure) or the node changed: it validates s,
+// computes all of it, and diffs it with what the kernel holds.
+func (p *Proxier) syncFull(ctx context.Context, s *State, res *Result, t time.Time) error {
 	lap := func(d *time.Duration) { now := time.Now(); *d += now.Sub(t); t = now }
 	if err := s.Validate(&p.cfg); err != nil {
-		return nil, err
+		return err
 	}
-	p.state = s
 	lap(&res.Phases.Validate)
-	want := compute(s, &p.cfg)
+	p.sv = build(s, &p.cfg)
+	want := p.sv.model
 	lap(&res.Phases.Plan)
 	// After a failure the kernel is unknown: the VIP link may be gone too
 	// (someone deleted it), so it is ensured again before the read back.
 	if !p.started || p.readBack {
 		if err := p.start(ctx, res); err != nil {
-			return res, err
+			return err
 		}
 	}
 	if p.readBack {
 		have, err := p.read(ctx, want)
 		if err != nil {
-			return res, err
+			return err
 		}
 		p.applied, p.readBack = have, false
 	}
 	lap(&res.Phases.Start)
 	if err := conflicts(want, p.foreign); err != nil {
 		p.readBack = true // the foreign virtual server may go away
-		return res, err
+		return err
 	}
 	drains := overlayDrains(p.applied, want, p.draining, p.now())
 	plan := makePlan(p.applied, want)
@@ -248,13 +248,13 @@ func (p *Proxier) sync(ctx context.Context, s *State) (res *Result, err error) {
 			delete(p.applied.servers, k)
 			p.refused[k] = true
 		}
-		return res, err
+		return err
 	}
 	p.applied, p.adopting = want, false
 	if err := p.cleanFlows(ctx, res); err != nil {
-		return res, err
+		return err
 	}
-	return res, nil
+	return nil
 }
 
 // start reads the ownership ledger, ensures the VIP link and the sysctl
@@ -299,7 +299,16 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan, res *Result) error {
 	ph := &res.Phases
 	t := time.Now()
 	lap := func(d *time.Duration) { now := time.Now(); *d += now.Sub(t); t = now }
+	if len(pl.SetChanges) > 0 {
+		// Whatever fails, the live rulesets end as the served State
+		// says: a failed sync makes the next one read back and apply
+		// them whole.
+		defer pl.settle()
+	}
 	if err := p.applyRules(ctx, pl.Rules, res); err != nil {
+		return err
+	}
+	if err := p.applyRules(ctx, pl.changeSets(false), res); err != nil {
 		return err
 	}
 	lap(&ph.Rules)
@@ -333,6 +342,9 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan, res *Result) error {
 	}
 	lap(&ph.IPVS)
 	err := p.applyRules(ctx, pl.RulesAfter, res)
+	if err == nil {
+		err = p.applyRules(ctx, pl.changeSets(true), res)
+	}
 	lap(&ph.Rules)
 	return err
 }
@@ -403,7 +415,13 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 			have.vips[a.Addr()] = true
 		}
 	}
-	svcs, err := p.ipvs.Services(ctx)
+	expected := map[ipvs.ServiceKey]bool{}
+	for k := range want.servers {
+		if p.applied.servers[k] != nil || l.servers[k] {
+			expected[k] = true
+		}
+	}
+	svcs, err := p.services(ctx, expected)
 	if err != nil {
 		return nil, opErr(SubsystemIPVS, fmt.Errorf("reading: %w", err))
 	}
@@ -441,6 +459,44 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 		have.servers[k] = vs
 	}
 	return have, nil
+}
+
+// dumpTries is how many times services lists the virtual servers at most.
+const dumpTries = 3
+
+// services lists the virtual servers, again (up to dumpTries in all) while
+// one of expected is missing, keeping every one seen.
+// The kernel resumes a service dump that spans several replies by its
+// position in a table all namespaces share, so another namespace deleting
+// services between two replies makes it skip some of ours: read back as
+// missing, such a one would be added again and, refused as existing, taken
+// for someone else's; left out of a Cleanup, it would stay.
+func (p *Proxier) services(ctx context.Context, expected map[ipvs.ServiceKey]bool) ([]ipvs.ServiceInfo, error) {
+	var out []ipvs.ServiceInfo
+	seen := map[ipvs.ServiceKey]bool{}
+	for range dumpTries {
+		svcs, err := p.ipvs.Services(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, si := range svcs {
+			if k := si.Service.Key(); !seen[k] {
+				seen[k] = true
+				out = append(out, si)
+			}
+		}
+		missing := false
+		for k := range expected {
+			if !seen[k] {
+				missing = true
+				break
+			}
+		}
+		if !missing {
+			break
+		}
+	}
+	return out, nil
 }
 
 // union is every virtual server and VIP of x or y (y's copy where both).
@@ -481,7 +537,7 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 			owned[k] = true
 		}
 	}
-	svcs, err := p.ipvs.Services(ctx)
+	svcs, err := p.services(ctx, owned)
 	if err != nil {
 		return opErr(SubsystemIPVS, fmt.Errorf("cleanup: reading: %w", err))
 	}
@@ -513,7 +569,7 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 			}
 		}
 	}
-	p.started, p.applied, p.readBack, p.foreign, p.draining, p.ledger, p.state = false, nil, false, nil, nil, nil, nil
+	p.started, p.applied, p.readBack, p.foreign, p.draining, p.ledger, p.sv = false, nil, false, nil, nil, nil, nil
 	return nil
 }
 

@@ -56,67 +56,39 @@ func (c *Config) options(f Family) iptables.Options {
 	return o
 }
 
-// rulesets fills one ruleset per enabled family from s, as kube-proxy's IPVS
-// mode fills its ipsets (reference section 2); vips are the addresses bound
-// on the VIP link. The VirtualServers set is the ownership ledger: the key
-// of every virtual server in servers.
-func rulesets(s *State, c *Config, vips map[netip.Addr]bool, servers map[ipvs.ServiceKey]*virtualServer) map[Family]*iptables.Ruleset {
-	out := map[Family]*iptables.Ruleset{}
-	for f := range enabledFamilies(c) {
-		out[f] = iptables.NewRuleset(f, c.options(f))
+// memberFunc receives a set member of family f.
+type memberFunc func(f Family, set iptables.SetName, m iptables.Member)
+
+// portMembers gives member the set members port pt of svc adds, as
+// kube-proxy's IPVS mode fills its ipsets (reference section 2), except
+// the ledger's (VirtualServers and IPVSIPs, which follow the virtual
+// servers and VIPs): nodeIPs are the node-port addresses, node all of the
+// node's addresses.
+func portMembers(svc *Service, pt Port, nodeIPs, node []netip.Addr, fams map[Family]bool, member memberFunc) {
+	proto, port := pt.Protocol.number(), uint16(pt.Port)
+	for _, a := range svc.ClusterIPs {
+		member(inet.FamilyOf(a), iptables.ClusterIP, iptables.AddrPort(a, proto, port))
 	}
-	// of is a's family's ruleset; Validate has refused addresses of a
-	// disabled family, but a stray one is skipped rather than dereferenced.
-	none := iptables.NewRuleset(iptables.IPv4, iptables.Options{})
-	of := func(a netip.Addr) *iptables.Ruleset {
-		if r := out[inet.FamilyOf(a)]; r != nil {
-			return r
+	for _, a := range svc.ExternalIPs {
+		set := iptables.ExternalIP
+		if svc.ExternalTrafficPolicy == Local {
+			set = iptables.ExternalIPLocal
 		}
-		return none
+		member(inet.FamilyOf(a), set, iptables.AddrPort(a, proto, port))
 	}
-	nodeIPs := nodePortAddrs(&s.Node, enabledFamilies(c))
-	for _, svc := range s.Services {
-		for _, pt := range svc.Ports {
-			proto, port := pt.Protocol.number(), uint16(pt.Port)
-			for _, a := range svc.ClusterIPs {
-				of(a).Add(iptables.ClusterIP, iptables.AddrPort(a, proto, port))
-			}
-			for _, a := range svc.ExternalIPs {
-				set := iptables.ExternalIP
-				if svc.ExternalTrafficPolicy == Local {
-					set = iptables.ExternalIPLocal
-				}
-				of(a).Add(set, iptables.AddrPort(a, proto, port))
-			}
-			for _, a := range svc.LoadBalancerIPs {
-				loadBalancer(of(a), &svc, a, proto, port, s.Node.Addresses)
-			}
-			if pt.NodePort != 0 {
-				nodePort(out, &svc, pt.Protocol, uint16(pt.NodePort), nodeIPs)
-			}
-			for i := range svc.Endpoints {
-				e := &svc.Endpoints[i]
-				if e.Local {
-					ep := uint16(endpointPort(e, pt))
-					of(e.Addr).Add(iptables.LoopBack, iptables.AddrPortAddr(e.Addr, proto, ep, e.Addr))
-				}
-			}
-		}
-		if hc := svc.HealthCheckNodePort; hc != 0 {
-			for f, r := range out {
-				if hasFamily(nodeIPs, f) && servesFamily(&svc, f) {
-					r.Add(iptables.HealthCheckNodePort, iptables.Port(uint16(hc)))
-				}
-			}
+	for _, a := range svc.LoadBalancerIPs {
+		loadBalancer(svc, a, proto, port, node, member)
+	}
+	if pt.NodePort != 0 {
+		nodePort(svc, pt.Protocol, uint16(pt.NodePort), nodeIPs, fams, member)
+	}
+	for i := range svc.Endpoints {
+		e := &svc.Endpoints[i]
+		if e.Local {
+			ep := uint16(endpointPort(e, pt))
+			member(inet.FamilyOf(e.Addr), iptables.LoopBack, iptables.AddrPortAddr(e.Addr, proto, ep, e.Addr))
 		}
 	}
-	for a := range vips {
-		of(a).Add(iptables.IPVSIPs, iptables.Addr(a))
-	}
-	for k := range servers {
-		of(k.Addr).Add(iptables.VirtualServers, ledgerMember(k))
-	}
-	return out
 }
 
 // ledgerMember is k as a member of the VirtualServers set (the two
@@ -125,38 +97,38 @@ func ledgerMember(k ipvs.ServiceKey) iptables.Member {
 	return iptables.AddrPort(k.Addr, k.Protocol, k.Port)
 }
 
-func loadBalancer(r *iptables.Ruleset, svc *Service, a netip.Addr, proto iptables.Protocol, port uint16, node []netip.Addr) {
-	m := iptables.AddrPort(a, proto, port)
-	r.Add(iptables.LoadBalancer, m)
+func loadBalancer(svc *Service, a netip.Addr, proto iptables.Protocol, port uint16, node []netip.Addr, member memberFunc) {
+	f, m := inet.FamilyOf(a), iptables.AddrPort(a, proto, port)
+	member(f, iptables.LoadBalancer, m)
 	if svc.ExternalTrafficPolicy == Local {
-		r.Add(iptables.LoadBalancerLocal, m)
+		member(f, iptables.LoadBalancerLocal, m)
 	}
 	if len(svc.LoadBalancerSourceRanges) == 0 {
 		return
 	}
-	r.Add(iptables.LoadBalancerFW, m)
+	member(f, iptables.LoadBalancerFW, m)
 	nodeAdmitted := false
 	for _, p := range svc.LoadBalancerSourceRanges {
-		if inet.FamilyOf(p.Addr()) != inet.FamilyOf(a) {
+		if inet.FamilyOf(p.Addr()) != f {
 			continue
 		}
-		r.Add(iptables.LoadBalancerSourceCIDR, iptables.AddrPortNet(a, proto, port, p))
+		member(f, iptables.LoadBalancerSourceCIDR, iptables.AddrPortNet(a, proto, port, p))
 		if slices.ContainsFunc(node, p.Contains) {
 			nodeAdmitted = true
 		}
 	}
 	if nodeAdmitted {
 		// The node reaching its own VIP uses the VIP as source.
-		r.Add(iptables.LoadBalancerSourceIP, iptables.AddrPortAddr(a, proto, port, a))
+		member(f, iptables.LoadBalancerSourceIP, iptables.AddrPortAddr(a, proto, port, a))
 	} else {
-		r.Add(iptables.LBNoNodeAccess, m)
+		member(f, iptables.LBNoNodeAccess, m)
 	}
 }
 
-func nodePort(out map[Family]*iptables.Ruleset, svc *Service, p Protocol, port uint16, nodeIPs []netip.Addr) {
+func nodePort(svc *Service, p Protocol, port uint16, nodeIPs []netip.Addr, fams map[Family]bool, member memberFunc) {
 	local := svc.ExternalTrafficPolicy == Local
-	for f, r := range out {
-		if !hasFamily(nodeIPs, f) || !servesFamily(svc, f) {
+	for _, f := range []Family{IPv4, IPv6} {
+		if !fams[f] || !hasFamily(nodeIPs, f) || !servesFamily(svc, f) {
 			continue // kube-proxy fills node-port sets only when there are node IPs
 		}
 		switch p {
@@ -165,9 +137,9 @@ func nodePort(out map[Family]*iptables.Ruleset, svc *Service, p Protocol, port u
 			if p == UDP {
 				set, localSet = iptables.NodePortUDP, iptables.NodePortLocalUDP
 			}
-			r.Add(set, iptables.Port(port))
+			member(f, set, iptables.Port(port))
 			if local {
-				r.Add(localSet, iptables.Port(port))
+				member(f, localSet, iptables.Port(port))
 			}
 		case SCTP:
 			for _, a := range nodeIPs {
@@ -175,9 +147,9 @@ func nodePort(out map[Family]*iptables.Ruleset, svc *Service, p Protocol, port u
 					continue
 				}
 				m := iptables.AddrPort(a, iptables.SCTP, port)
-				r.Add(iptables.NodePortSCTP, m)
+				member(f, iptables.NodePortSCTP, m)
 				if local {
-					r.Add(iptables.NodePortLocalSCTP, m)
+					member(f, iptables.NodePortLocalSCTP, m)
 				}
 			}
 		}

@@ -45,6 +45,23 @@ func (e *ValidationError) Error() string {
 type validator struct {
 	problems []Problem
 	families map[Family]bool
+	// served, when changes are validated, holds the services that stay;
+	// changing are the services being set or deleted.
+	served   *served
+	changing map[string]*Service
+}
+
+// first returns the path of the first use of frontend or node port k (a
+// node port if node): in local, the uses seen so far, or by a service that
+// stays.
+func (v *validator) first(local map[vipKey]string, k vipKey, node bool) (string, bool) {
+	if p, ok := local[k]; ok {
+		return p, true
+	}
+	if v.served != nil {
+		return v.served.heldBy(k, node, v.changing)
+	}
+	return "", false
 }
 
 func (v *validator) add(path string, value any, format string, args ...any) {
@@ -359,7 +376,7 @@ func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]
 			v.add(p+".nodePort", pt.NodePort, "out of range 0-65535")
 		} else if pt.NodePort != 0 {
 			k := vipKey{port: pt.NodePort, proto: pt.Protocol}
-			if first, dup := nodePorts[k]; dup {
+			if first, dup := v.first(nodePorts, k, true); dup {
 				v.add(p+".nodePort", pt.NodePort, "is already used for %s by %s", pt.Protocol, first)
 			} else {
 				nodePorts[k] = p + ".nodePort"
@@ -371,7 +388,7 @@ func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]
 		for _, group := range [][]netip.Addr{svc.ClusterIPs, svc.ExternalIPs, svc.LoadBalancerIPs} {
 			for _, a := range group {
 				k := vipKey{addr: a, port: pt.Port, proto: pt.Protocol}
-				if first, dup := vips[k]; dup {
+				if first, dup := v.first(vips, k, false); dup {
 					v.add(p, fmt.Sprintf("%s/%s", netip.AddrPortFrom(a, uint16(pt.Port)), pt.Protocol), "is already served by %s", first)
 				} else {
 					vips[k] = p
@@ -381,7 +398,7 @@ func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]
 	}
 	if hc := svc.HealthCheckNodePort; hc > 0 && hc <= 65535 {
 		k := vipKey{port: hc, proto: TCP}
-		if first, dup := nodePorts[k]; dup {
+		if first, dup := v.first(nodePorts, k, true); dup {
 			v.add(base+".healthCheckNodePort", hc, "is already used for TCP by %s", first)
 		} else {
 			nodePorts[k] = base + ".healthCheckNodePort"

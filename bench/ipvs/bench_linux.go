@@ -200,14 +200,32 @@ func (n *NetNS) Close() { n.h.Close() }
 // Result is one library's measurement of one phase.
 type Result struct {
 	Time time.Duration
-	Sent *Sent // nil when not traced
+	// User and Sys are the process's user and system CPU time during the
+	// timed call (getrusage): in the VM, Sys is the guest kernel's share.
+	User, Sys time.Duration
+	Sent      *Sent // nil when not traced
+}
+
+// Hooks run around the timed call of a phase (not around setup or tracing):
+// a CPU profile, for example. Either may be nil.
+type Hooks struct {
+	Before func() error
+	After  func()
+}
+
+func cpuTimes() (user, sys time.Duration) {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0, 0
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // Phase runs one phase for open in a fresh namespace: setup (untimed, with
 // ipvskit) creates the table the phase needs, then run is timed. With trace,
 // a second call of run (for phase c) or the timed call itself is counted
 // with strace, untimed.
-func Phase(name string, t Table, open func(*NetNS) (Lib, error), trace bool) (Result, error) {
+func Phase(name string, t Table, open func(*NetNS) (Lib, error), trace bool, hooks Hooks) (Result, error) {
 	ns, err := NewNetNS()
 	if err != nil {
 		return Result{}, err
@@ -252,11 +270,23 @@ func Phase(name string, t Table, open func(*NetNS) (Lib, error), trace bool) (Re
 		r.Sent = &s
 		return r, err
 	}
+	if hooks.Before != nil {
+		if err := hooks.Before(); err != nil {
+			return r, err
+		}
+	}
+	u0, s0 := cpuTimes()
 	start := time.Now()
-	if err := run(); err != nil {
+	err = run()
+	r.Time = time.Since(start)
+	u1, s1 := cpuTimes()
+	if hooks.After != nil {
+		hooks.After()
+	}
+	if err != nil {
 		return r, err
 	}
-	r.Time = time.Since(start)
+	r.User, r.Sys = u1-u0, s1-s0
 	if trace {
 		s, err := TraceSends(func() error { return lib.SetWeight(t, 9) })
 		r.Sent = &s

@@ -18,6 +18,10 @@ type Transport interface {
 	Batch(ctx context.Context, msgs []netlink.Message, opt BatchOptions) (errs []error, err error)
 	// Dump sends a dump request and streams its messages to fn.
 	Dump(ctx context.Context, m netlink.Message, fn func(h netlink.Header, data []byte) error) error
+	// DumpEach runs many dump requests, up to parallel at a time on
+	// sockets of their own, and streams msgs[i]'s messages to fn(w, i,
+	// ...); failed is the index of the request an error belongs to, or -1.
+	DumpEach(ctx context.Context, msgs []netlink.Message, parallel int, fn func(w, i int, h netlink.Header, data []byte) error) (failed int, err error)
 	// Buffers reports the socket's receive and send buffer sizes.
 	Buffers() (rcv, snd int, err error)
 	// Close releases the socket.

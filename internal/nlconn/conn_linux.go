@@ -24,6 +24,7 @@ type Conn struct {
 	nsfd   int // our own duplicate of the namespace; -1 once closed
 	s      *sock
 	seq    uint32
+	spare  []*sock // DumpEach's sockets, kept between calls
 	closed bool
 }
 
@@ -37,6 +38,7 @@ type sock struct {
 	sndbuf int
 	buf    []byte // reusable receive buffer
 	out    []byte // reusable send buffer
+	seq    uint32 // the last sequence number used, for DumpEach's sockets
 }
 
 // Dial opens a netlink socket of the given protocol family (for example
@@ -123,6 +125,10 @@ func (c *Conn) Close() error {
 		err = c.s.nc.Close()
 		c.s = nil
 	}
+	for _, s := range c.spare {
+		s.nc.Close()
+	}
+	c.spare = nil
 	unix.Close(c.nsfd)
 	c.nsfd = -1
 	return err

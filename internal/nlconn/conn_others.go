@@ -39,3 +39,8 @@ func (c *Conn) Batch(ctx context.Context, msgs []netlink.Message, opt BatchOptio
 func (c *Conn) Dump(ctx context.Context, m netlink.Message, fn func(h netlink.Header, data []byte) error) error {
 	return errOS
 }
+
+// DumpEach returns an error wrapping ErrNotSupported.
+func (c *Conn) DumpEach(ctx context.Context, msgs []netlink.Message, parallel int, fn func(w, i int, h netlink.Header, data []byte) error) (int, error) {
+	return -1, errOS
+}

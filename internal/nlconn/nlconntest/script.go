@@ -192,6 +192,20 @@ func (s *Script) Dump(ctx context.Context, m netlink.Message, fn func(h netlink.
 	return ferr
 }
 
+// DumpEach answers each of msgs, in index order, as Dump does: each takes
+// one scripted Dump call. It runs them one at a time, all as w 0, and stops
+// at the first error, returning it with its index (the calls scripted for
+// the requests after it are then never made).
+func (s *Script) DumpEach(ctx context.Context, msgs []netlink.Message, parallel int, fn func(w, i int, h netlink.Header, data []byte) error) (int, error) {
+	for i, m := range msgs {
+		err := s.Dump(ctx, m, func(h netlink.Header, data []byte) error { return fn(0, i, h, data) })
+		if err != nil {
+			return i, err
+		}
+	}
+	return -1, nil
+}
+
 // Batch answers each message with its Request's Err.
 func (s *Script) Batch(ctx context.Context, msgs []netlink.Message, opt nlconn.BatchOptions) ([]error, error) {
 	s.mu.Lock()

@@ -1,0 +1,58 @@
+package proxier
+
+import (
+	"maps"
+	"slices"
+)
+
+// cloneService returns a deep copy of s: the Proxier keeps what it was
+// given, so that a caller changing its own slices or maps later changes
+// nothing it holds.
+func cloneService(s *Service) Service {
+	c := *s
+	c.ClusterIPs = slices.Clone(s.ClusterIPs)
+	c.Ports = slices.Clone(s.Ports)
+	c.ExternalIPs = slices.Clone(s.ExternalIPs)
+	c.LoadBalancerIPs = slices.Clone(s.LoadBalancerIPs)
+	c.LoadBalancerSourceRanges = slices.Clone(s.LoadBalancerSourceRanges)
+	if s.SessionAffinity != nil {
+		a := *s.SessionAffinity
+		c.SessionAffinity = &a
+	}
+	c.Endpoints = slices.Clone(s.Endpoints)
+	for i := range c.Endpoints {
+		c.Endpoints[i].Ports = maps.Clone(c.Endpoints[i].Ports)
+	}
+	return c
+}
+
+// serviceEqual reports whether a and b ask for the same thing: every field
+// equal, an empty slice or map the same as a missing one.
+func serviceEqual(a, b *Service) bool {
+	if a.ExternalTrafficPolicy != b.ExternalTrafficPolicy || a.InternalTrafficPolicy != b.InternalTrafficPolicy ||
+		a.Scheduler != b.Scheduler || a.SchedulerFlags != b.SchedulerFlags || a.HealthCheckNodePort != b.HealthCheckNodePort ||
+		!slices.Equal(a.ClusterIPs, b.ClusterIPs) || !slices.Equal(a.Ports, b.Ports) ||
+		!slices.Equal(a.ExternalIPs, b.ExternalIPs) || !slices.Equal(a.LoadBalancerIPs, b.LoadBalancerIPs) ||
+		!slices.Equal(a.LoadBalancerSourceRanges, b.LoadBalancerSourceRanges) ||
+		(a.SessionAffinity == nil) != (b.SessionAffinity == nil) ||
+		(a.SessionAffinity != nil && *a.SessionAffinity != *b.SessionAffinity) ||
+		len(a.Endpoints) != len(b.Endpoints) {
+		return false
+	}
+	for i := range a.Endpoints {
+		x, y := &a.Endpoints[i], &b.Endpoints[i]
+		if x.Addr != y.Addr || x.Ready != y.Ready || x.Serving != y.Serving || x.Terminating != y.Terminating ||
+			x.Local != y.Local || !maps.Equal(x.Ports, y.Ports) {
+			return false
+		}
+	}
+	return true
+}
+
+func cloneNode(n *Node) Node {
+	return Node{Addresses: slices.Clone(n.Addresses), NodePortCIDRs: slices.Clone(n.NodePortCIDRs)}
+}
+
+func nodeEqual(a, b *Node) bool {
+	return slices.Equal(a.Addresses, b.Addresses) && slices.Equal(a.NodePortCIDRs, b.NodePortCIDRs)
+}
