@@ -304,7 +304,7 @@ func measure(o options, n int) *sizeResult {
 				name string
 				open func(*ipvsbench.NetNS) (ipvsbench.Lib, error)
 			}{{"ipvskit Snapshot", ipvsbench.OpenIpvskit}, {"moby/ipvs GetServices + GetDestinations", ipvsbench.OpenMoby}} {
-				res, err := ipvsbench.Phase("b", t, lib.open, false)
+				res, err := ipvsbench.Phase("b", t, lib.open, false, ipvsbench.Hooks{})
 				check(err, "listing with "+lib.name)
 				pause()
 				pair[i] = res.Time
