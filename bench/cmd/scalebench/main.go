@@ -685,7 +685,10 @@ func (r *sizeResult) printConfig(o options, c config) {
 	tight := ratio(totF, func(l limits) time.Duration { return l.tight(c) })
 	bar := fmt.Sprintf("%s: bar <= %.1fx %s", tot.ratio(), barTotal, verdict(tot.med <= barTotal))
 	tightBar := tight.ratio()
-	if tot.skipped {
+	switch {
+	case tot.skipped && tight.skipped:
+		bar = "- (a limit skipped: bar not evaluated)"
+	case tot.skipped:
 		// A tool skipped: the sum of the faster limits is at most the
 		// tools' sum, so the bar is met if it is met against it.
 		bar = "- (a tool skipped)"
