@@ -88,14 +88,9 @@ var kubeNames = &iptables.IPTablesConfig{KubeProxyNames: true}
 // in RefWithRules, rewriting the rules as kube-proxy does on every sync).
 func IPTablesReference(withRules bool) Side {
 	return func(base *iptables.Ruleset, d *Delta) (time.Duration, error) {
-		rules, err := iptables.RenderIPTables(base, kubeNames)
+		rules, jumps, err := IPTablesRestoreInput(base)
 		if err != nil {
 			return 0, err
-		}
-		var jumps strings.Builder
-		for _, l := range strings.Split(strings.TrimSpace(iptables.RenderIPTablesJumps(kubeNames)), "\n") {
-			table, rule, _ := strings.Cut(l, " ")
-			fmt.Fprintf(&jumps, "*%s\n%s\nCOMMIT\n", table, strings.Replace(rule, "-A ", "-I ", 1))
 		}
 		sets := IPSetRestore(base)
 		var t time.Duration
@@ -104,7 +99,7 @@ func IPTablesReference(withRules bool) Side {
 				if err := run(sets, "ipset", "restore"); err != nil {
 					return err
 				}
-				return run(rules+jumps.String(), "iptables-nft-restore", "-w", "--noflush")
+				return run(rules+jumps, "iptables-nft-restore", "-w", "--noflush")
 			}
 			if d == nil {
 				var err error
@@ -128,6 +123,41 @@ func IPTablesReference(withRules bool) Side {
 		})
 		return t, err
 	}
+}
+
+// IPTablesRestoreInput returns base's rules (the owned chains) and the jump
+// rules into them, each as `iptables-restore --noflush` input with
+// kube-proxy's names, those of the ipsets IPSetRestore writes.
+func IPTablesRestoreInput(base *iptables.Ruleset) (rules, jumps string, err error) {
+	rules, err = iptables.RenderIPTables(base, kubeNames)
+	if err != nil {
+		return "", "", err
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(iptables.RenderIPTablesJumps(kubeNames)), "\n") {
+		table, rule, _ := strings.Cut(l, " ")
+		fmt.Fprintf(&b, "*%s\n%s\nCOMMIT\n", table, strings.Replace(rule, "-A ", "-I ", 1))
+	}
+	return rules, b.String(), nil
+}
+
+// IPTablesReferenceSplit is IPTablesReference(false) for a full sync, with
+// the time of `ipset restore` and that of `iptables-nft-restore` apart.
+func IPTablesReferenceSplit(base *iptables.Ruleset) (ipsetTime, restoreTime time.Duration, err error) {
+	rules, jumps, err := IPTablesRestoreInput(base)
+	if err != nil {
+		return 0, 0, err
+	}
+	sets := IPSetRestore(base)
+	err = inNewNS(func(netns.NsHandle) error {
+		var err error
+		if ipsetTime, err = timed(func() error { return run(sets, "ipset", "restore") }); err != nil {
+			return err
+		}
+		restoreTime, err = timed(func() error { return run(rules+jumps, "iptables-nft-restore", "-w", "--noflush") })
+		return err
+	})
+	return ipsetTime, restoreTime, err
 }
 
 // NFTablesBackend times the nftables back end.

@@ -34,13 +34,25 @@ func addr(base netip.Addr, i int) netip.Addr {
 }
 
 var (
-	vipBase = netip.MustParseAddr("198.19.0.1") // cluster IPs
-	epBase  = netip.MustParseAddr("198.18.0.1") // endpoints: services x endpoints of them
+	vipBase = netip.MustParseAddr("198.19.0.1") // cluster IPs, up to MaxServices in 198.19.0.0/16
+	epBase  = netip.MustParseAddr("198.18.0.1") // endpoints, in 198.18.0.0/16
 )
 
+// MaxServices is the largest shape whose VIPs fit in 198.19.0.0/16.
+const MaxServices = 65000
+
+// epAddrs is how many endpoint addresses 198.18.0.0/16 holds (without .0.0
+// and the broadcast-looking .255.255).
+const epAddrs = 65534
+
 func (s Shape) vip(i int) netip.Addr { return addr(vipBase, i) }
+
+// ep is endpoint j of service i. Endpoints count on across services and
+// wrap around within 198.18.0.0/16 (500,000 endpoints do not fit in the
+// benchmark range), so services far apart share addresses as pods backing
+// several services do; within a service they are distinct.
 func (s Shape) ep(i, j int) netip.Addr {
-	return addr(epBase, i*s.Endpoints+j)
+	return addr(epBase, (i*s.Endpoints+j)%epAddrs)
 }
 
 // State is the proxier's state for the shape: one ClusterIP TCP service per
@@ -83,7 +95,12 @@ type Node struct {
 }
 
 // NewNode opens the clients (nftables back end) in a fresh namespace.
-func NewNode() (*Node, error) {
+func NewNode() (*Node, error) { return NewNodeWith(proxier.NFTables, proxier.VIPAddresses) }
+
+// NewNodeWith opens the clients in a fresh namespace with the given
+// netfilter back end (the iptables one pinned to iptables-nft, as
+// kube-proxy runs on Debian) and VIP mode.
+func NewNodeWith(backend proxier.Backend, mode proxier.VIPMode) (*Node, error) {
 	ns, err := ipvsbench.NewNetNS()
 	if err != nil {
 		return nil, err
@@ -108,13 +125,26 @@ func NewNode() (*Node, error) {
 		return nil, err
 	}
 	n.closers = append(n.closers, sc.Close)
-	rc, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: h})
-	if err != nil {
-		n.Close()
-		return nil, err
+	var rc proxier.Rules
+	switch backend {
+	case proxier.IPTables:
+		r, err := iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Flavor: iptables.FlavorNFT})
+		if err != nil {
+			n.Close()
+			return nil, err
+		}
+		n.closers = append(n.closers, r.Close)
+		rc = r
+	default:
+		r, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: h})
+		if err != nil {
+			n.Close()
+			return nil, err
+		}
+		n.closers = append(n.closers, r.Close)
+		rc = r
 	}
-	n.closers = append(n.closers, rc.Close)
-	n.P, err = proxier.New(nil, proxier.Deps{IPVS: ic, Link: lc, Sysctls: sc,
+	n.P, err = proxier.New(&proxier.Config{Backend: backend, VIPMode: mode}, proxier.Deps{IPVS: ic, Link: lc, Sysctls: sc,
 		Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: rc}})
 	if err != nil {
 		n.Close()
@@ -196,6 +226,39 @@ func KubeProxySync(h *moby.Handle, s Shape) error {
 // `ip -batch` (iproute2, run in a fresh namespace through nsenter) and times
 // that one command: what binding the VIPs costs the kernel whoever asks.
 func IPBatchVIPs(s Shape) (time.Duration, error) {
+	vips := make([]netip.Addr, s.Services)
+	for i := range vips {
+		vips[i] = s.vip(i)
+	}
+	return IPBatchAddrs(vips)
+}
+
+// IPBatchAddrs binds addrs as host addresses (/32) on a fresh dummy link
+// with one `ip -batch` of `address add` lines, and times that command: the
+// kernel's limit for VIPAddresses.
+func IPBatchAddrs(addrs []netip.Addr) (time.Duration, error) {
+	var b strings.Builder
+	for _, a := range addrs {
+		fmt.Fprintf(&b, "address add %s/32 dev kube-ipvs0\n", a)
+	}
+	return ipBatch(b.String())
+}
+
+// IPBatchRoutes adds, for each of addrs, a route of type local in the local
+// table through a fresh dummy link, with one `ip -batch` of `route add local
+// X/32 dev L table local` lines, and times that command: the kernel's limit
+// for VIPLocalRoutes.
+func IPBatchRoutes(addrs []netip.Addr) (time.Duration, error) {
+	var b strings.Builder
+	for _, a := range addrs {
+		fmt.Fprintf(&b, "route add local %s/32 dev kube-ipvs0 table local\n", a)
+	}
+	return ipBatch(b.String())
+}
+
+// ipBatch makes a dummy link kube-ipvs0 in a fresh namespace, untimed, then
+// runs `ip -batch -` of lines there and times it.
+func ipBatch(lines string) (time.Duration, error) {
 	ns, err := ipvsbench.NewNetNS()
 	if err != nil {
 		return 0, err
@@ -205,18 +268,52 @@ func IPBatchVIPs(s Shape) (time.Duration, error) {
 		cmd := exec.Command("nsenter", append([]string{"--net=" + ns.Path(), "ip"}, args...)...)
 		cmd.Stdin = strings.NewReader(stdin)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("ip %s: %w: %.500s", strings.Join(args, " "), err, out)
 		}
 		return nil
 	}
 	if err := in("", "link", "add", "kube-ipvs0", "type", "dummy"); err != nil {
 		return 0, err
 	}
-	var b strings.Builder
-	for i := range s.Services {
-		fmt.Fprintf(&b, "address add %s/32 dev kube-ipvs0\n", s.vip(i))
+	return Timed(func() error { return in(lines, "-batch", "-") })
+}
+
+// DummyBind binds addrs on a fresh dummy link with one dummy.Client.Update
+// in a fresh namespace and times that call: the library's own raw batch for
+// VIPAddresses, without the proxier around it.
+func DummyBind(addrs []netip.Addr) (time.Duration, error) {
+	ns, err := ipvsbench.NewNetNS()
+	if err != nil {
+		return 0, err
 	}
-	return Timed(func() error { return in(b.String(), "-batch", "-") })
+	defer ns.Close()
+	c, err := dummy.New(&dummy.Config{NetNS: ns.Handle()})
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Ensure(ctx, "ipvskit0"); err != nil {
+		return 0, err
+	}
+	return Timed(func() error { return c.Update(ctx, "ipvskit0", addrs, nil) })
+}
+
+// RawApply applies b with one ipvs.Client.Apply in a fresh namespace and
+// times it: the kernel's limit for the IPVS phase when b is the plan's
+// batch.
+func RawApply(b *ipvs.Batch) (time.Duration, error) {
+	ns, err := ipvsbench.NewNetNS()
+	if err != nil {
+		return 0, err
+	}
+	defer ns.Close()
+	c, err := ipvs.New(&ipvs.Config{NetNS: ns.Handle()})
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	return Timed(func() error { return c.Apply(context.Background(), b) })
 }
 
 // NFTScript loads, with one `nft -f` in a fresh namespace, the nftables
