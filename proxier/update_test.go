@@ -31,11 +31,15 @@ type fakeNode struct {
 
 var dualStackNode = Node{Addresses: []netip.Addr{a("198.18.0.10"), a("2001:db8::10")}}
 
-func newFakeNode(t testing.TB) *fakeNode {
+func newFakeNode(t testing.TB, mode ...VIPMode) *fakeNode {
 	t.Helper()
 	n := &fakeNode{ipvs: ipvstest.New(), link: dummytest.New(), clk: &fakeClock{t: t0},
 		rules: map[Family]*iptablestest.Fake{IPv4: iptablestest.New(IPv4), IPv6: iptablestest.New(IPv6)}}
-	p, err := New(&Config{Families: []Family{IPv4, IPv6}}, Deps{IPVS: n.ipvs, Link: n.link, Sysctls: sysctltest.New(""),
+	cfg := &Config{Families: []Family{IPv4, IPv6}}
+	if len(mode) > 0 {
+		cfg.VIPMode = mode[0]
+	}
+	p, err := New(cfg, Deps{IPVS: n.ipvs, Link: n.link, Sysctls: sysctltest.New(""),
 		Rules: map[Family]Rules{IPv4: n.rules[IPv4], IPv6: n.rules[IPv6]}})
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +60,13 @@ func (n *fakeNode) kernel(t testing.TB) string {
 	b.WriteString(n.ipvs.Dump())
 	for _, p := range addrs {
 		fmt.Fprintf(&b, "address %v\n", p)
+	}
+	routes, err := n.link.Routes(context.Background(), DefaultLinkName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range routes {
+		fmt.Fprintf(&b, "route local %v\n", r)
 	}
 	b.WriteString(n.rules[IPv4].Dump())
 	b.WriteString(n.rules[IPv6].Dump())
@@ -144,9 +155,15 @@ func genService(rng *rand.Rand, i int) Service {
 // every set of both families), and a change that is invalid against the
 // services that stay is refused by both with nothing changed.
 func TestUpdateAndSyncMatchAFreshSync(t *testing.T) {
+	for _, mode := range []VIPMode{VIPAddresses, VIPLocalRoutes} {
+		t.Run(mode.String(), func(t *testing.T) { testUpdateAndSyncMatchAFreshSync(t, mode) })
+	}
+}
+
+func testUpdateAndSyncMatchAFreshSync(t *testing.T, mode VIPMode) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(19, 50000))
-	byUpdate, bySync := newFakeNode(t), newFakeNode(t)
+	byUpdate, bySync := newFakeNode(t, mode), newFakeNode(t, mode)
 	st := State{Node: dualStackNode, Services: map[string]Service{}}
 	if _, err := bySync.p.Sync(ctx, &st); err != nil {
 		t.Fatal(err)
@@ -211,7 +228,7 @@ func TestUpdateAndSyncMatchAFreshSync(t *testing.T) {
 		st = next
 		byUpdate.drainAll(t)
 		bySync.drainAll(t)
-		fresh := newFakeNode(t)
+		fresh := newFakeNode(t, mode)
 		if _, err := fresh.p.Sync(ctx, &st); err != nil {
 			t.Fatalf("step %d: fresh sync: %v", step, err)
 		}
@@ -225,6 +242,10 @@ func TestUpdateAndSyncMatchAFreshSync(t *testing.T) {
 	}
 	if refused == 0 {
 		t.Fatal("no invalid change was tried")
+	}
+	held := map[VIPMode]string{VIPAddresses: "\naddress 198.18.", VIPLocalRoutes: "\nroute local 198.18."}[mode]
+	if !strings.Contains(bySync.kernel(t), held) {
+		t.Errorf("the walk ended with no VIP held as %q: the comparison saw none", held)
 	}
 }
 
