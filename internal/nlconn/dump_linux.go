@@ -85,7 +85,8 @@ func (s *sock) dump(seq uint32, m netlink.Message, fn func(h netlink.Header, dat
 // of the lowest index that failed, with that index. A ctx cancelled or
 // expired stops it between requests and cuts the ones in flight short: the
 // error wraps ctx.Err(), with the index of a request it cut short or -1.
-// DumpEach returns only after every goroutine it started has ended.
+// DumpEach returns only after every goroutine it started is done: none
+// touches a socket, msgs or fn afterwards, and each exits at once.
 func (c *Conn) DumpEach(ctx context.Context, msgs []netlink.Message, parallel int, fn func(w, i int, h netlink.Header, data []byte) error) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return -1, &ctxError{"dump", err}
