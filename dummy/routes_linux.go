@@ -85,18 +85,8 @@ func (c *client) listRoutes(ctx context.Context, index int) ([]netip.Addr, error
 // updateRoutes adds the local routes of add and removes those of remove on
 // the link name through the batch path.
 func (c *client) updateRoutes(ctx context.Context, name string, add, remove []netip.Addr) error {
-	if err := validateName(name); err != nil {
+	if err := validateUpdate(name, add, remove); err != nil {
 		return err
-	}
-	for i, a := range add {
-		if err := validateAddr(fmt.Sprintf("add[%d]", i), a); err != nil {
-			return err
-		}
-	}
-	for i, a := range remove {
-		if err := validateAddr(fmt.Sprintf("remove[%d]", i), a); err != nil {
-			return err
-		}
 	}
 	if len(add)+len(remove) == 0 {
 		return nil

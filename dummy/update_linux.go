@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"net/netip"
 
 	mnl "github.com/mdlayher/netlink"
@@ -20,18 +19,8 @@ import (
 // one ack per send. An address already bound (add) or not bound (remove) is
 // not an error.
 func (c *client) update(ctx context.Context, name string, add, remove []netip.Addr) error {
-	if err := validateName(name); err != nil {
+	if err := validateUpdate(name, add, remove); err != nil {
 		return err
-	}
-	for i, a := range add {
-		if err := validateAddr(fmt.Sprintf("add[%d]", i), a); err != nil {
-			return err
-		}
-	}
-	for i, a := range remove {
-		if err := validateAddr(fmt.Sprintf("remove[%d]", i), a); err != nil {
-			return err
-		}
 	}
 	if len(add)+len(remove) == 0 {
 		return nil

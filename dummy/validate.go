@@ -1,6 +1,7 @@
 package dummy
 
 import (
+	"fmt"
 	"net/netip"
 	"strconv"
 
@@ -55,6 +56,25 @@ func ValidateOwner(owner string) error {
 	for _, r := range owner {
 		if r < ' ' || r > 0x7e {
 			return bad("contains " + strconv.QuoteRune(r))
+		}
+	}
+	return nil
+}
+
+// validateUpdate checks the arguments of Update and UpdateRoutes: the link
+// name, then each address, named add[i] or remove[i].
+func validateUpdate(name string, add, remove []netip.Addr) error {
+	if err := validateName(name); err != nil {
+		return err
+	}
+	for i, a := range add {
+		if err := validateAddr(fmt.Sprintf("add[%d]", i), a); err != nil {
+			return err
+		}
+	}
+	for i, a := range remove {
+		if err := validateAddr(fmt.Sprintf("remove[%d]", i), a); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -301,18 +301,8 @@ func (f *Fake) Unbind(ctx context.Context, name string, addr netip.Addr) error {
 
 // Update is dummy.Client.Update.
 func (f *Fake) Update(ctx context.Context, name string, add, remove []netip.Addr) error {
-	if err := checkName(name); err != nil {
+	if err := checkUpdate(name, add, remove); err != nil {
 		return err
-	}
-	for i, a := range add {
-		if err := checkAddr(fmt.Sprintf("add[%d]", i), a); err != nil {
-			return err
-		}
-	}
-	for i, a := range remove {
-		if err := checkAddr(fmt.Sprintf("remove[%d]", i), a); err != nil {
-			return err
-		}
 	}
 	if len(add)+len(remove) == 0 {
 		return nil
@@ -355,18 +345,8 @@ func (f *Fake) Routes(ctx context.Context, name string) ([]netip.Addr, error) {
 
 // UpdateRoutes is dummy.Client.UpdateRoutes.
 func (f *Fake) UpdateRoutes(ctx context.Context, name string, add, remove []netip.Addr) error {
-	if err := checkName(name); err != nil {
+	if err := checkUpdate(name, add, remove); err != nil {
 		return err
-	}
-	for i, a := range add {
-		if err := checkAddr(fmt.Sprintf("add[%d]", i), a); err != nil {
-			return err
-		}
-	}
-	for i, a := range remove {
-		if err := checkAddr(fmt.Sprintf("remove[%d]", i), a); err != nil {
-			return err
-		}
 	}
 	if len(add)+len(remove) == 0 {
 		return nil
