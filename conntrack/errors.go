@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/kerr"
 )
 
@@ -36,6 +37,12 @@ func validateFilters(filters []Filter) error {
 
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("conntrack: invalid %s %q: %s", e.Field, e.Value, e.Reason)
+}
+
+// Fields returns the one refused value; it makes every ValidationError an
+// inet.InputError.
+func (e *ValidationError) Fields() []inet.FieldError {
+	return []inet.FieldError{{Path: e.Field, Value: e.Value, Reason: e.Reason}}
 }
 
 // Error is returned by Delete when the kernel refused something. It wraps

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/kerr"
 )
 
@@ -89,6 +90,12 @@ type ValidationError struct {
 
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("dummy: invalid %s %q: %s", e.Field, e.Value, e.Reason)
+}
+
+// Fields returns the one refused value; it makes every ValidationError an
+// inet.InputError.
+func (e *ValidationError) Fields() []inet.FieldError {
+	return []inet.FieldError{{Path: e.Field, Value: e.Value, Reason: e.Reason}}
 }
 
 // notExist marks a cause as fs.ErrNotExist for errors.Is while keeping its

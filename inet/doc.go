@@ -10,5 +10,12 @@
 //
 // The values are the kernel's own numbers (AF_INET and AF_INET6;
 // IPPROTO_TCP, IPPROTO_UDP, IPPROTO_SCTP), and the zero value of each type
-// means "none": a family or protocol not given.
+// means "none": a family or protocol not given. In text (JSON, YAML, any
+// encoding.TextMarshaler user) they are words: "IPv4" and "IPv6", "tcp",
+// "udp" and "sctp" as the kernel's tools write them, read in any case.
+//
+// Package inet also gives bad input its one shape: every package's
+// ValidationError is an InputError, whose Fields name each refused value by
+// its path, with the value and the reason. One errors.As finds it whichever
+// package refused.
 package inet

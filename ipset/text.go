@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // Text in the format of `ipset save` and `ipset restore`:
@@ -327,4 +329,10 @@ func splitWords(s string) ([]string, error) {
 		}
 	}
 	return words, nil
+}
+
+// Fields returns the line that could not be parsed, its path being "line
+// N": a ParseError is an inet.InputError.
+func (e *ParseError) Fields() []inet.FieldError {
+	return []inet.FieldError{{Path: "line " + strconv.Itoa(e.Line), Value: e.Text, Reason: e.Err.Error()}}
 }

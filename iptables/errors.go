@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/kerr"
 )
 
@@ -23,6 +24,12 @@ type ValidationError struct {
 
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("iptables: invalid %s %q: %s", e.Field, e.Value, e.Reason)
+}
+
+// Fields returns the one refused value; it makes every ValidationError an
+// inet.InputError.
+func (e *ValidationError) Fields() []inet.FieldError {
+	return []inet.FieldError{{Path: e.Field, Value: e.Value, Reason: e.Reason}}
 }
 
 // ForeignError says that an object a back end would write or delete exists

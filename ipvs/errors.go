@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"syscall"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/kerr"
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 )
@@ -82,6 +83,12 @@ type ValidationError struct {
 
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("invalid %s %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// Fields returns the one refused value; it makes every ValidationError an
+// inet.InputError.
+func (e *ValidationError) Fields() []inet.FieldError {
+	return []inet.FieldError{{Path: e.Field, Value: fmt.Sprint(e.Value), Reason: e.Reason}}
 }
 
 // Unwrap returns syscall.EINVAL.

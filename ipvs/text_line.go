@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // This file is the line layer of the ipvsadm text format: one ipvsadm
@@ -411,4 +413,14 @@ func parseTextLines(text string) ([]*textLine, []int, error) {
 		nums = append(nums, i+1)
 	}
 	return lines, nums, nil
+}
+
+// Fields returns the refused value, its path being "line N" or "line N:
+// option": a TextError is an inet.InputError.
+func (e *TextError) Fields() []inet.FieldError {
+	path := "line " + strconv.Itoa(e.Line)
+	if e.Field != "" {
+		path += ": " + e.Field
+	}
+	return []inet.FieldError{{Path: path, Value: e.Value, Reason: e.Err.Error()}}
 }

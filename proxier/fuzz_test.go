@@ -24,7 +24,7 @@ func FuzzValidate(f *testing.F) {
 // rules would refuse.
 var fuzzSeeds = []string{
 	`{"Config":{},"State":{"Services":{"web":{"ClusterIPs":["198.18.100.1"],"Ports":[{"Name":"http","Protocol":"TCP","Port":80,"TargetPort":8080}],"Endpoints":[{"Addr":"198.18.1.1","Ready":true}]}}}}`,
-	`{"Config":{"Instance":"lb-a","Families":[2,10],"LocalDetector":{"InterfacePrefix":"veth"}},"State":{"Node":{"Addresses":["198.18.0.10","2001:db8::10"]},"Services":{"np":{"ClusterIPs":["2001:db8:100::1"],"Ports":[{"Name":"dns","Protocol":"UDP","Port":53,"NodePort":30053}],"ExternalTrafficPolicy":1,"HealthCheckNodePort":30100,"Endpoints":[{"Addr":"2001:db8:1::1","Ready":true,"Local":true}]}}}}`,
+	`{"Config":{"Instance":"lb-a","Families":["IPv4","IPv6"],"LocalDetector":{"InterfacePrefix":"veth"}},"State":{"Node":{"Addresses":["198.18.0.10","2001:db8::10"]},"Services":{"np":{"ClusterIPs":["2001:db8:100::1"],"Ports":[{"Name":"dns","Protocol":"UDP","Port":53,"NodePort":30053}],"ExternalTrafficPolicy":1,"HealthCheckNodePort":30100,"Endpoints":[{"Addr":"2001:db8:1::1","Ready":true,"Local":true}]}}}}`,
 	`{"Config":{"LocalDetector":{"ClusterCIDRs":["198.19.0.0/16"]},"MasqueradeAll":true},"State":{"Services":{"lb":{"ClusterIPs":["198.18.100.2"],"LoadBalancerIPs":["198.18.103.1"],"LoadBalancerSourceRanges":["198.18.20.0/24"],"ExternalIPs":["198.18.102.1"],"Scheduler":"sh","SchedulerFlags":8,"SessionAffinity":{"Timeout":600000000000},"Ports":[{"Name":"s","Protocol":"SCTP","Port":9,"TargetPort":9}],"Endpoints":[{"Addr":"198.18.1.2","Serving":true,"Terminating":true}]}}}}`,
 	`{"Config":{"LinkName":"vip\u0000"},"State":{}}`,
 	`{"Config":{"LocalDetector":{"Interface":"veth+"}},"State":{}}`,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/kerr"
 )
 
@@ -69,4 +70,10 @@ type ValidationError struct {
 
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("sysctl: invalid %s %q: %s", e.Field, e.Value, e.Reason)
+}
+
+// Fields returns the one refused value; it makes every ValidationError an
+// inet.InputError.
+func (e *ValidationError) Fields() []inet.FieldError {
+	return []inet.FieldError{{Path: e.Field, Value: e.Value, Reason: e.Reason}}
 }
