@@ -129,17 +129,36 @@ const (
 	SCTP Protocol = "SCTP"
 )
 
-// number is p as the kernel packages take it. The State keeps Kubernetes'
-// names (a string, so a bad one is reported as written); this is the one
-// place they become numbers. Validation admits only the three.
-func (p Protocol) number() inet.Protocol {
+// Inet returns p as the kernel packages (ipvs, iptables, conntrack) take it:
+// TCP is inet.TCP. The State keeps Kubernetes' names, upper case (a string,
+// so a bad one is reported as written); the kernel packages write the
+// kernel tools' names, lower case ("tcp"). Inet and ProtocolOf are the one
+// conversion between them. A protocol that is not TCP, UDP or SCTP (which
+// validation refuses) gives 0.
+func (p Protocol) Inet() inet.Protocol {
 	switch p {
+	case TCP:
+		return inet.TCP
 	case UDP:
 		return inet.UDP
 	case SCTP:
 		return inet.SCTP
 	}
-	return inet.TCP
+	return 0
+}
+
+// ProtocolOf returns the State's name for a kernel protocol: inet.TCP is
+// TCP. A protocol the State has no name for gives "".
+func ProtocolOf(p inet.Protocol) Protocol {
+	switch p {
+	case inet.TCP:
+		return TCP
+	case inet.UDP:
+		return UDP
+	case inet.SCTP:
+		return SCTP
+	}
+	return ""
 }
 
 // TrafficPolicy says which endpoints a VIP uses.
