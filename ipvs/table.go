@@ -135,6 +135,8 @@ func (t *tableWriter) right(s string, width int) {
 
 func (t *tableWriter) heading(f TableFormat) {
 	const prot, remote = "Prot LocalAddress:Port", "  -> RemoteAddress:Port"
+	// cols writes the column names after prot, each right-aligned in
+	// widths[i] columns, or left-aligned in -widths[i] when it is negative.
 	cols := func(widths []int, names ...string) {
 		t.left(prot, 33)
 		for i, n := range names {
