@@ -15,7 +15,8 @@ type TableFormat int
 
 // Table formats. Each is one ipvsadm listing option; ipvsadm lets one
 // option win when several are given (--stats before --rate before
-// --thresholds before --persistent-conn), so a table has one format.
+// --thresholds before --persistent-conn before --tun-info), so a table has
+// one format.
 const (
 	// TableConns is `ipvsadm -Ln`: each service's scheduler and flags
 	// (scheduler flags, persistence, persistence engine, one-packet
@@ -34,6 +35,11 @@ const (
 	// TablePersistentConn is `ipvsadm -Ln --persistent-conn`: each
 	// destination's weight, persistence templates and connection counts.
 	TablePersistentConn
+	// TableTunnelInfo is `ipvsadm -Ln --tun-info`: -Ln with each
+	// destination's tunnel after its forwarding method: "ipip",
+	// "gue:PORT:CSUM" or "gre:CSUM", where CSUM is "-c" (no checksum), "+c"
+	// (TunnelCsum) or "r+c" (TunnelRemCsum); "n/a" for other methods.
+	TableTunnelInfo
 )
 
 func (f TableFormat) String() string {
@@ -48,6 +54,8 @@ func (f TableFormat) String() string {
 		return "thresholds"
 	case TablePersistentConn:
 		return "persistent-conn"
+	case TableTunnelInfo:
+		return "tun-info"
 	}
 	return "TableFormat(" + strconv.Itoa(int(f)) + ")"
 }
@@ -158,6 +166,8 @@ func (t *tableWriter) heading(f TableFormat) {
 		cols([]int{-10, -10, -10, -10}, "Uthreshold", "Lthreshold", "ActiveConn", "InActConn")
 	case TablePersistentConn:
 		cols([]int{-9, -11, -10, -10}, "Weight", "PersistConn", "ActiveConn", "InActConn")
+	case TableTunnelInfo:
+		t.str(prot + " Scheduler Flags\n" + remote + "           Forward TunnelInfo    Weight ActiveConn InActConn\n")
 	default:
 		t.str(prot + " Scheduler Flags\n" + remote + "           Forward Weight ActiveConn InActConn\n")
 	}
@@ -207,6 +217,10 @@ func (t *tableWriter) destination(f TableFormat, d DestinationInfo) {
 	default:
 		t.str(" ")
 		t.left(forwardListName(d.Forward), 7)
+		if f == TableTunnelInfo {
+			t.str(" ")
+			t.left(tunnelListInfo(d.Destination), 13)
+		}
 		t.str(" ")
 		t.left(strconv.FormatInt(int64(int32(d.Weight)), 10), 6)
 		u(d.ActiveConns, 10)
@@ -323,4 +337,29 @@ func forwardListName(m ForwardMethod) string {
 		return "Route"
 	}
 	return m.String()
+}
+
+// tunnelListInfo is a destination's tunnel as ipvsadm -Ln --tun-info shows
+// it. A tunnel with both checksum flags (which ipvsadm cannot set) shows as
+// "r+c".
+func tunnelListInfo(d Destination) string {
+	if d.Forward != Tunnel {
+		return "n/a"
+	}
+	csum := "-c"
+	switch {
+	case d.TunnelFlags&TunnelRemCsum != 0:
+		csum = "r+c"
+	case d.TunnelFlags&TunnelCsum != 0:
+		csum = "+c"
+	}
+	switch d.TunnelType {
+	case IPIP:
+		return "ipip"
+	case GUE:
+		return "gue:" + strconv.Itoa(int(d.TunnelPort)) + ":" + csum
+	case GRE:
+		return "gre:" + csum
+	}
+	return d.TunnelType.String()
 }

@@ -10,7 +10,7 @@ import (
 // TestIntegrationTableMatchesIpvsadm: in a namespace holding a neighbour's
 // service (made by ipvsadm) and ours of every kind, WriteTable of a
 // Snapshot, with the kernel's Info, prints what ipvsadm -Ln prints, in
-// each listing format. No traffic is sent, so every counter and rate is 0
+// each listing format (counters and rates scaled or --exact). No traffic is sent, so every counter and rate is 0
 // and both reads see the same table.
 func TestIntegrationTableMatchesIpvsadm(t *testing.T) {
 	ns := testutil.NewNetNS(t)
@@ -27,7 +27,9 @@ func TestIntegrationTableMatchesIpvsadm(t *testing.T) {
 	defer c.Close()
 	ctx := t.Context()
 	var b Batch
-	for _, s := range listedTable().Services {
+	tunnels, _ := tunnelTable()
+	tunnels.Services[0].Addr = mustAddr("198.18.0.60") // listedTable has 198.18.0.4:80
+	for _, s := range append(listedTable().Services, tunnels.Services...) {
 		b.AddService(s.Service)
 		for _, d := range s.Destinations {
 			b.AddDestination(s.Key(), d.Destination)
@@ -44,7 +46,7 @@ func TestIntegrationTableMatchesIpvsadm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(listedTable().Services) + 1; len(snap.Services) != want {
+	if want := len(listedTable().Services) + 2; len(snap.Services) != want {
 		t.Fatalf("snapshot has %d services, want %d", len(snap.Services), want)
 	}
 	for _, tc := range []struct {
@@ -59,6 +61,7 @@ func TestIntegrationTableMatchesIpvsadm(t *testing.T) {
 		{[]string{"-Ln", "--rate", "--exact"}, TableOptions{Info: &info, Format: TableRate, Exact: true}},
 		{[]string{"-Ln", "--thresholds"}, TableOptions{Info: &info, Format: TableThresholds}},
 		{[]string{"-Ln", "--persistent-conn"}, TableOptions{Info: &info, Format: TablePersistentConn}},
+		{[]string{"-Ln", "--tun-info"}, TableOptions{Info: &info, Format: TableTunnelInfo}},
 	} {
 		theirs := ns.Exec(t, "ipvsadm", tc.args...)
 		ours := string(snap.AppendTable(nil, tc.opts))

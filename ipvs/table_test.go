@@ -122,6 +122,7 @@ func TestTableGolden(t *testing.T) {
 		{"rate.txt", TableOptions{Info: info, Format: TableRate}},
 		{"thresholds.txt", TableOptions{Info: info, Format: TableThresholds}},
 		{"persistent-conn.txt", TableOptions{Info: info, Format: TablePersistentConn}},
+		{"tun-info.txt", TableOptions{Info: info, Format: TableTunnelInfo}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			want, err := os.ReadFile("testdata/table/" + tc.file)
@@ -240,6 +241,42 @@ func TestTableNames(t *testing.T) {
 		"  -> 198.18.1.2:5                 Local   1      0          0         \n" +
 		"SCTP [2001:db8::1]:9 sh (sh-fallback) persistent 3600 mask 48\n"
 	if got := string(snap.AppendTable(nil, TableOptions{})); got != want {
+		t.Errorf("AppendTable (-want +got):\n%s", lineDiff(want, got))
+	}
+}
+
+// tunnelTable is a service whose tunnels have no checksum, or the longest
+// GUE port, and ipvsadm -Ln --tun-info's listing of it (seen in the VM).
+func tunnelTable() (Snapshot, string) {
+	tun := func(addr string, tt TunnelType, port uint16, flags TunnelFlags) DestinationInfo {
+		return DestinationInfo{Destination: Destination{Addr: mustAddr(addr), Port: 80, Forward: Tunnel, Weight: 1,
+			TunnelType: tt, TunnelPort: port, TunnelFlags: flags}}
+	}
+	snap := Snapshot{Services: []ServiceSnapshot{{
+		ServiceInfo: ServiceInfo{Service: Service{Protocol: TCP, Addr: mustAddr("198.18.0.4"), Port: 80, Scheduler: "rr"}},
+		Destinations: []DestinationInfo{
+			tun("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", GUE, 65535, TunnelRemCsum),
+			{Destination: Destination{Addr: mustAddr("198.18.1.6"), Port: 80, Weight: 1}},
+			tun("198.18.1.5", IPIP, 0, 0),
+			tun("198.18.1.4", GUE, 65535, 0),
+			tun("198.18.1.2", GRE, 0, 0),
+			tun("198.18.1.1", GUE, 6080, 0),
+		},
+	}}}
+	return snap, "Prot LocalAddress:Port Scheduler Flags\n" +
+		"  -> RemoteAddress:Port           Forward TunnelInfo    Weight ActiveConn InActConn\n" +
+		"TCP  198.18.0.4:80 rr\n" +
+		"  -> 198.18.1.1:80                Tunnel  gue:6080:-c   1      0          0         \n" +
+		"  -> 198.18.1.2:80                Tunnel  gre:-c        1      0          0         \n" +
+		"  -> 198.18.1.4:80                Tunnel  gue:65535:-c  1      0          0         \n" +
+		"  -> 198.18.1.5:80                Tunnel  ipip          1      0          0         \n" +
+		"  -> 198.18.1.6:80                Masq    n/a           1      0          0         \n" +
+		"  -> [2001:db8:ffff:ffff:ffff:ffff:ffff:ffff]:80 Tunnel  gue:65535:r+c 1      0          0         \n"
+}
+
+func TestTableTunnels(t *testing.T) {
+	snap, want := tunnelTable()
+	if got := string(snap.AppendTable(nil, TableOptions{Format: TableTunnelInfo})); got != want {
 		t.Errorf("AppendTable (-want +got):\n%s", lineDiff(want, got))
 	}
 }
