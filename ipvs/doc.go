@@ -69,6 +69,11 @@
 //	}
 //	fmt.Println(info.Stats.Connections, info.Stats.BytesIn)
 //
+// A Snapshot (Client.Snapshot) renders as ipvsadm prints the same table:
+// SaveText and MarshalText as `ipvsadm -Sn`, WriteTable as `ipvsadm -Ln`
+// (with --stats, --rate, --thresholds, --persistent-conn, --tun-info or
+// --exact).
+//
 // The in-memory fake in package ipvstest satisfies Interface too, for unit
 // tests of code that drives IPVS.
 package ipvs

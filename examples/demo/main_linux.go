@@ -213,9 +213,9 @@ func ask(ns *namespace, addr netip.AddrPort, n int) error {
 	return nil
 }
 
-// printTable prints the IPVS table with counters in ipvsadm's layout. The
-// kernel sums its per-CPU counters every two seconds, so it first waits (up
-// to ten seconds) until they show the connections the demo made.
+// printTable prints the IPVS table with its counters, as ipvsadm -Ln --stats
+// does. The kernel sums its per-CPU counters every two seconds, so it first
+// waits (up to ten seconds) until they show the connections the demo made.
 func printTable(ctx context.Context, c *ipvs.Client, conns uint64) error {
 	var snap ipvs.Snapshot
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(250 * time.Millisecond) {
@@ -231,14 +231,9 @@ func printTable(ctx context.Context, c *ipvs.Client, conns uint64) error {
 			break
 		}
 	}
-	fmt.Printf("%-4s %-36s %6s %9s %9s\n", "Prot", "LocalAddress:Port -> RemoteAddress:Port", "Conns", "InPkts", "OutPkts")
-	for _, s := range snap.Services {
-		fmt.Printf("%-4s %-36s %6d %9d %9d\n", strings.ToUpper(s.Protocol.String()), netip.AddrPortFrom(s.Addr, s.Port),
-			s.Stats.Connections, s.Stats.PacketsIn, s.Stats.PacketsOut)
-		for _, d := range s.Destinations {
-			fmt.Printf("%-4s   -> %-31s %6d %9d %9d\n", "", netip.AddrPortFrom(d.Addr, d.Port),
-				d.Stats.Connections, d.Stats.PacketsIn, d.Stats.PacketsOut)
-		}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return err
 	}
-	return nil
+	return snap.WriteTable(os.Stdout, ipvs.TableOptions{Format: ipvs.TableStats, Info: &info})
 }
