@@ -108,6 +108,10 @@ type SyncEvent struct {
 	Unsure bool
 	// Draining is how many destinations are draining after the sync.
 	Draining int
+	// Warnings are Result.Warnings: what the State asks for that has no
+	// effect. Config.Logger gets each at Warn level once, at the first
+	// sync that finds it, not again while it stays.
+	Warnings []Warning
 }
 
 // DrainEvent describes one Drain.
@@ -148,7 +152,7 @@ func (p *Proxier) observeSync(start time.Time, res *Result, errp *error) {
 	ev.Ops[SubsystemIPVS], ev.Ops[SubsystemAddresses] = res.sent.ipvs, res.sent.addrs
 	ev.Ops[SubsystemSets], ev.Ops[SubsystemRules] = res.SetElements, res.RuleWrites
 	ev.Ops[SubsystemSysctl] = len(res.SysctlChanges)
-	ev.Draining = res.Draining
+	ev.Draining, ev.Warnings = res.Draining, res.Warnings
 	ev.Ops[SubsystemConntrack] = res.ConntrackDeleted
 	ev.VirtualServers, ev.VIPs, ev.Unsure = p.held.servers, p.held.vips, !p.held.known
 	if p.cfg.Observer != nil {

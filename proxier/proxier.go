@@ -73,6 +73,8 @@ type Proxier struct {
 	// held is how many of its virtual servers and VIPs the kernel holds,
 	// as far as the Proxier knows (SyncEvent.VirtualServers and VIPs).
 	held held
+	// warns are the warnings of the services of sv, as last logged.
+	warns warnings
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
@@ -158,6 +160,11 @@ type Result struct {
 	// deleted (see Deps.Conntrack), as the client reports, also when it
 	// fails part way.
 	ConntrackDeleted int
+	// Warnings list what the State asks for that has no effect (see
+	// Warning), by service ID: for Sync, those of every service of the
+	// State; for Update, those of the services it was given. They are
+	// set once the State passed validation, also if the sync then fails.
+	Warnings []Warning
 
 	// sent is what went to the IPVS and VIP link clients (SyncEvent.Ops).
 	sent sentCounts
@@ -221,6 +228,7 @@ func (p *Proxier) syncFull(ctx context.Context, s *State, res *Result, t time.Ti
 	}
 	lap(&res.Phases.Validate)
 	p.sv = build(s, &p.cfg)
+	p.warnAll(s)
 	want := p.sv.model
 	lap(&res.Phases.Plan)
 	// After a failure the kernel is unknown: the VIP link may be gone too
@@ -615,6 +623,7 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 	}
 	p.started, p.applied, p.readBack, p.foreign, p.draining, p.ledger, p.sv, p.oldVIPs = false, nil, false, nil, nil, nil, nil, nil
 	p.held = held{known: true} // none left
+	p.warns = nil              // the next Sync's are logged again
 	return nil
 }
 

@@ -52,6 +52,11 @@ func (p *Proxier) sync(ctx context.Context, s *State, changes map[string]*Servic
 	if errors.As(err, &ve) && res.Plan == nil {
 		return nil, err
 	}
+	if s != nil {
+		res.Warnings = p.warns.of(nil)
+	} else {
+		res.Warnings = p.warns.of(changes)
+	}
 	return res, err
 }
 
@@ -61,6 +66,7 @@ func (p *Proxier) syncChanges(ctx context.Context, changes map[string]*Service, 
 	if err := p.sv.validate(changes, &p.cfg); err != nil {
 		return err
 	}
+	p.warnChanged(changes)
 	lap(&res.Phases.Validate)
 	before := p.held
 	d := p.sv.commit(changes, &p.cfg)
