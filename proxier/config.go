@@ -102,8 +102,9 @@ type Config struct {
 	// subsystem. See Observer.
 	Observer Observer
 	// Logger, if set, gets a line per Sync (Debug when nothing changed,
-	// Info when something did, Warn on failure) and per repair. The
-	// proxier logs nothing otherwise.
+	// Info when something did, Warn on failure), per repair, and per
+	// Warning when a sync first finds it. The proxier logs nothing
+	// otherwise.
 	Logger *slog.Logger
 	// MaxDrain bounds how long a destination that left a TCP virtual
 	// server drains (weight 0; its connections carry on) before Drain

@@ -74,18 +74,44 @@ type SyncEvent struct {
 	Duration time.Duration
 	// Phases is where the time went.
 	Phases Phases
-	// Ops counts the kernel operations sent, by subsystem: IPVS requests,
-	// VIP addresses bound and unbound, set elements changed, rule writes,
-	// sysctls changed, conntrack entries deleted.
+	// Ops counts the kernel operations the sync sent, by subsystem, never
+	// what it planned: IPVS requests; VIP requests (addresses or local
+	// routes bound and unbound, those of the other VIPMode removed
+	// included); set elements changed and rule writes (Result.SetElements
+	// and RuleWrites); sysctls changed (those the client reports); conntrack
+	// entries deleted. After a failure they count the requests sent up to
+	// it, the one that failed included (refused, or its reply lost), and
+	// not those never sent: the IPVS requests of a batch cut short that
+	// wrap ipvs.ErrNotSent, a VIP link call that failed as a whole (the
+	// client does not say how far it got), and everything after the
+	// failing subsystem's call.
 	Ops map[Subsystem]int
 	// Err is the sync's error, nil on success; ErrSubsystem is the
 	// subsystem that failed ("" for a validation error or a conflict).
 	Err          error
 	ErrSubsystem Subsystem
-	// VirtualServers and VIPs are how many the proxier holds after the sync.
+	// VirtualServers and VIPs are how many of the proxier's own the kernel
+	// holds after the sync, as far as the proxier knows: on success, the
+	// State's. After a failure, those it held before the sync (as last
+	// read back or applied) with the additions and removals the kernel
+	// confirmed: a request that failed counts as not done, so one whose
+	// reply was lost (it failed, but took effect) is miscounted until the
+	// next Sync, which reads the kernel back.
 	VirtualServers, VIPs int
+	// Unsure says VirtualServers and VIPs may be wrong, beyond a lost
+	// reply: the Proxier has not read the kernel back yet (its first Sync
+	// failed before the read back), so they count only what it applied
+	// itself, not what an earlier run left; or, with VIPLocalRoutes, the
+	// removal of the addresses an earlier run bound in the other VIPMode
+	// failed part way, and the kernel drops a link's IPv4 local routes
+	// with its last IPv4 address. The next Sync reads the kernel back.
+	Unsure bool
 	// Draining is how many destinations are draining after the sync.
 	Draining int
+	// Warnings are Result.Warnings: what the State asks for that has no
+	// effect. Config.Logger gets each at Warn level once, at the first
+	// sync that finds it, not again while it stays.
+	Warnings []Warning
 }
 
 // DrainEvent describes one Drain.
@@ -102,7 +128,10 @@ type DrainEvent struct {
 type ReconcileEvent struct {
 	Start    time.Time
 	Duration time.Duration
-	// Repairs counts the drifts found and repaired, by subsystem.
+	// Repairs counts the drifts found, by subsystem. All were repaired if
+	// Err is nil; otherwise those of the failing subsystem and of the ones
+	// Reconcile repairs after it (rules, link, virtual servers, VIPs) may
+	// not have been, and the next Sync repairs them.
 	Repairs map[Subsystem]int
 	Err     error
 }
@@ -120,17 +149,12 @@ func (p *Proxier) observeSync(start time.Time, res *Result, errp *error) {
 	err := *errp
 	ev := &SyncEvent{Start: start, Duration: time.Since(start), Phases: res.Phases, Ops: map[Subsystem]int{},
 		Err: err, ErrSubsystem: failedSubsystem(err)}
-	if pl := res.Plan; pl != nil {
-		ev.Ops[SubsystemIPVS] = pl.IPVSAdd.Len() + pl.IPVSDelete.Len()
-		ev.Ops[SubsystemAddresses] = len(pl.Bind) + len(pl.Unbind)
-	}
+	ev.Ops[SubsystemIPVS], ev.Ops[SubsystemAddresses] = res.sent.ipvs, res.sent.addrs
 	ev.Ops[SubsystemSets], ev.Ops[SubsystemRules] = res.SetElements, res.RuleWrites
 	ev.Ops[SubsystemSysctl] = len(res.SysctlChanges)
-	ev.Draining = res.Draining
+	ev.Draining, ev.Warnings = res.Draining, res.Warnings
 	ev.Ops[SubsystemConntrack] = res.ConntrackDeleted
-	if p.applied != nil {
-		ev.VirtualServers, ev.VIPs = len(p.applied.servers), len(p.applied.vips)
-	}
+	ev.VirtualServers, ev.VIPs, ev.Unsure = p.held.servers, p.held.vips, !p.held.known
 	if p.cfg.Observer != nil {
 		p.cfg.Observer.Observe(ev)
 	}

@@ -70,6 +70,11 @@ type Proxier struct {
 	// the other VIPMode (an earlier run's): apply removes them once it has
 	// added its own form.
 	oldVIPs []netip.Addr
+	// held is how many of its virtual servers and VIPs the kernel holds,
+	// as far as the Proxier knows (SyncEvent.VirtualServers and VIPs).
+	held held
+	// warns are the warnings of the services of sv, as last logged.
+	warns warnings
 }
 
 // Deps are the kernel clients a Proxier works through. Each must be set:
@@ -145,12 +150,24 @@ type Result struct {
 	Draining int
 	// SetElements and RuleWrites are what the netfilter back ends sent:
 	// set members added or deleted, and rule writes (iptables-restore runs
-	// or nftables chain and rule messages). A back end that does not
-	// report them (see iptables.ApplyStats) counts one write per Apply.
+	// or nftables chain and rule messages), as each back end's LastStats
+	// reports its Apply calls, a failed one included (what it sent before
+	// it failed; see iptables.ApplyStats). A back end that does not report
+	// them counts one write per Apply call made, a failed one included.
+	// After a failure, the applies the sync never reached count nothing.
 	SetElements, RuleWrites int
 	// ConntrackDeleted is how many stale UDP and SCTP flows the sync
-	// deleted (see Deps.Conntrack).
+	// deleted (see Deps.Conntrack), as the client reports, also when it
+	// fails part way.
 	ConntrackDeleted int
+	// Warnings list what the State asks for that has no effect (see
+	// Warning), by service ID: for Sync, those of every service of the
+	// State; for Update, those of the services it was given. They are
+	// set once the State passed validation, also if the sync then fails.
+	Warnings []Warning
+
+	// sent is what went to the IPVS and VIP link clients (SyncEvent.Ops).
+	sent sentCounts
 }
 
 // Phases is the time a sync spent in each phase.
@@ -211,6 +228,7 @@ func (p *Proxier) syncFull(ctx context.Context, s *State, res *Result, t time.Ti
 	}
 	lap(&res.Phases.Validate)
 	p.sv = build(s, &p.cfg)
+	p.warnAll(s)
 	want := p.sv.model
 	lap(&res.Phases.Plan)
 	// After a failure the kernel is unknown: the VIP link may be gone too
@@ -225,7 +243,7 @@ func (p *Proxier) syncFull(ctx context.Context, s *State, res *Result, t time.Ti
 		if err != nil {
 			return err
 		}
-		p.applied, p.readBack = have, false
+		p.applied, p.readBack, p.held = have, false, heldOf(have)
 	}
 	lap(&res.Phases.Start)
 	if err := conflicts(want, p.foreign); err != nil {
@@ -244,8 +262,9 @@ func (p *Proxier) syncFull(ctx context.Context, s *State, res *Result, t time.Ti
 		// Before applying: a failed apply leaves them pending too.
 		staleFrontends(p.applied, plan, p.ctPending)
 	}
+	before := p.held
 	if err := p.apply(ctx, plan, res); err != nil {
-		p.readBack = true
+		p.readBack, p.held = true, before.plus(res.sent)
 		// What it may now own, to read back; rules unknown. A virtual
 		// server that could not be added because it exists is someone
 		// else's: the read back decides.
@@ -256,7 +275,7 @@ func (p *Proxier) syncFull(ctx context.Context, s *State, res *Result, t time.Ti
 		}
 		return err
 	}
-	p.applied, p.adopting = want, false
+	p.applied, p.adopting, p.held = want, false, heldOf(want)
 	if err := p.cleanFlows(ctx, res); err != nil {
 		return err
 	}
@@ -319,9 +338,9 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan, res *Result) error {
 	}
 	lap(&ph.Rules)
 	if pl.IPVSAdd.Len() > 0 {
-		if err := p.ipvs.Apply(ctx, &pl.IPVSAdd); err != nil {
+		if err := p.applyIPVS(ctx, &pl.IPVSAdd, res); err != nil {
 			if undo := undoOnForeign(&pl.IPVSAdd, err); undo != nil {
-				if uerr := p.ipvs.Apply(ctx, undo); uerr != nil {
+				if uerr := p.applyIPVS(ctx, undo, res); uerr != nil {
 					err = errors.Join(err, fmt.Errorf("taking back destinations added to foreign virtual servers: %w", uerr))
 				}
 			}
@@ -331,26 +350,32 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan, res *Result) error {
 	lap(&ph.IPVS)
 	// One batched call each: binding 10,000 VIPs is a few sends.
 	if len(pl.Bind) > 0 {
-		if err := p.vips.update(ctx, p.cfg.LinkName, pl.Bind, nil); err != nil {
+		if err := p.updateVIPs(ctx, pl.Bind, nil, res); err != nil {
 			return opErr(SubsystemAddresses, fmt.Errorf("binding VIPs: %w", err))
 		}
 	}
 	// Held in the other VIPMode by an earlier run: gone only now that
 	// this mode's form is there.
 	if len(p.oldVIPs) > 0 {
-		if err := p.vips.removeOld(ctx, p.cfg.LinkName, p.oldVIPs); err != nil {
+		n, err := p.vips.removeOld(ctx, p.cfg.LinkName, p.oldVIPs)
+		res.sent.addrs += n
+		if err != nil {
+			// Removing the addresses may have taken the link's IPv4
+			// local routes, this mode's VIPs, with them, and adding
+			// them back failed: which are left is unknown.
+			res.sent.unsure = res.sent.unsure || (n > 0 && p.cfg.VIPMode == VIPLocalRoutes)
 			return opErr(SubsystemAddresses, fmt.Errorf("removing VIPs held in the other VIP mode: %w", err))
 		}
 		p.oldVIPs = nil
 	}
 	if len(pl.Unbind) > 0 {
-		if err := p.vips.update(ctx, p.cfg.LinkName, nil, pl.Unbind); err != nil {
+		if err := p.updateVIPs(ctx, nil, pl.Unbind, res); err != nil {
 			return opErr(SubsystemAddresses, fmt.Errorf("unbinding VIPs: %w", err))
 		}
 	}
 	lap(&ph.Addresses)
 	if pl.IPVSDelete.Len() > 0 {
-		if err := p.ipvs.Apply(ctx, &pl.IPVSDelete); err != nil {
+		if err := p.applyIPVS(ctx, &pl.IPVSDelete, res); err != nil {
 			return opErr(SubsystemIPVS, err)
 		}
 	}
@@ -360,6 +385,26 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan, res *Result) error {
 		err = p.applyRules(ctx, pl.changeSets(true), res)
 	}
 	lap(&ph.Rules)
+	return err
+}
+
+// applyIPVS sends b and counts in res what was sent and the virtual
+// servers added and deleted.
+func (p *Proxier) applyIPVS(ctx context.Context, b *ipvs.Batch, res *Result) error {
+	err := p.ipvs.Apply(ctx, b)
+	o := ipvsOutcome(b, err)
+	res.sent.ipvs += o.sent
+	res.sent.servers += serverChanges(b, o)
+	return err
+}
+
+// updateVIPs binds add and unbinds remove and counts in res what was sent
+// and the VIPs bound and unbound.
+func (p *Proxier) updateVIPs(ctx context.Context, add, remove []netip.Addr, res *Result) error {
+	err := p.vips.update(ctx, p.cfg.LinkName, add, remove)
+	o := linkOutcome(len(add)+len(remove), err)
+	res.sent.addrs += o.sent
+	res.sent.vips += vipChanges(add, remove, o)
 	return err
 }
 
@@ -577,6 +622,8 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 		}
 	}
 	p.started, p.applied, p.readBack, p.foreign, p.draining, p.ledger, p.sv, p.oldVIPs = false, nil, false, nil, nil, nil, nil, nil
+	p.held = held{known: true} // none left
+	p.warns = nil              // the next Sync's are logged again
 	return nil
 }
 

@@ -195,6 +195,7 @@ func (p *Proxier) repair(ctx context.Context, rep *ReconcileReport, rules map[Fa
 	if err != nil {
 		return err
 	}
+	p.held = heldOf(have)
 	p.endVanishedDrains(have)
 	rep.Drift = append(rep.Drift, serverDrift(have, p.applied)...)
 	rep.Drift = append(rep.Drift, vipDrift(have, p.applied, p.cfg.LinkName, p.cfg.VIPMode)...)
@@ -207,7 +208,13 @@ func (p *Proxier) repair(ctx context.Context, rep *ReconcileReport, rules map[Fa
 		// may hold flows made while it was gone (see conntrack.go).
 		staleFrontends(have, plan, p.ctPending)
 	}
-	return p.apply(ctx, plan, &Result{})
+	res := &Result{}
+	if err := p.apply(ctx, plan, res); err != nil {
+		p.held = p.held.plus(res.sent)
+		return err
+	}
+	p.held = heldOf(p.applied)
+	return nil
 }
 
 // endVanishedDrains ends the drain of every draining destination have

@@ -76,6 +76,9 @@ type Service struct {
 // Port is one port of a service. Port numbers are ints so that a bad value
 // can be named in an error rather than silently truncated.
 type Port struct {
+	// Name is a DNS label (at most 63 of a-z, 0-9 and '-', a letter or
+	// digit at each end), as Kubernetes requires; empty for a service's
+	// only port.
 	Name     string
 	Protocol Protocol
 	// Port is the port on the VIPs (1-65535).

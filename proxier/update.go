@@ -52,6 +52,11 @@ func (p *Proxier) sync(ctx context.Context, s *State, changes map[string]*Servic
 	if errors.As(err, &ve) && res.Plan == nil {
 		return nil, err
 	}
+	if s != nil {
+		res.Warnings = p.warns.of(nil)
+	} else {
+		res.Warnings = p.warns.of(changes)
+	}
 	return res, err
 }
 
@@ -61,7 +66,9 @@ func (p *Proxier) syncChanges(ctx context.Context, changes map[string]*Service, 
 	if err := p.sv.validate(changes, &p.cfg); err != nil {
 		return err
 	}
+	p.warnChanged(changes)
 	lap(&res.Phases.Validate)
+	before := p.held
 	d := p.sv.commit(changes, &p.cfg)
 	drains := overlayDrains(d.have, d.want, p.draining, p.now())
 	plan := makePlan(d.have, d.want)
@@ -85,7 +92,7 @@ func (p *Proxier) syncChanges(ctx context.Context, changes map[string]*Service, 
 		staleFrontends(d.have, plan, p.ctPending)
 	}
 	if err := p.apply(ctx, plan, res); err != nil {
-		p.readBack = true
+		p.readBack, p.held = true, before.plus(res.sent)
 		// What it may now own, to read back: what it was asked for, and
 		// what it held where that changed; rules unknown.
 		p.applied = union(d.have, p.sv.model)
@@ -95,6 +102,7 @@ func (p *Proxier) syncChanges(ctx context.Context, changes map[string]*Service, 
 		}
 		return err
 	}
+	p.held = heldOf(p.sv.model)
 	return p.cleanFlows(ctx, res)
 }
 

@@ -359,6 +359,8 @@ func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]
 		names[pt.Name] = i
 		if pt.Name == "" && len(svc.Ports) > 1 {
 			v.add(p+".name", `""`, "is empty in a service with several ports")
+		} else if msg := badPortName(pt.Name); msg != "" {
+			v.add(p+".name", quote(pt.Name), "%s", msg)
 		}
 		switch pt.Protocol {
 		case TCP, UDP, SCTP:
@@ -429,7 +431,9 @@ func (v *validator) endpoints(base string, svc *Service) {
 		slices.Sort(names)
 		for _, n := range names {
 			pp := func() string { return fmt.Sprintf("%s.ports[%q]", path(i), n) }
-			if !slices.ContainsFunc(svc.Ports, func(pt Port) bool { return pt.Name == n }) {
+			if msg := badPortName(n); msg != "" {
+				v.add(pp(), nil, "the name %s", msg)
+			} else if !slices.ContainsFunc(svc.Ports, func(pt Port) bool { return pt.Name == n }) {
 				v.add(pp(), nil, "names no port of the service")
 			}
 			if port := ep.Ports[n]; port < 1 || port > 65535 {
@@ -440,3 +444,28 @@ func (v *validator) endpoints(base string, svc *Service) {
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// badPortName says what is wrong with a port name, or "": empty (an
+// unnamed port), or a DNS label as Kubernetes requires of an EndpointPort's
+// name: at most 63 of a-z, 0-9 and '-', starting and ending with a letter
+// or digit. A name is matched between service and endpoint ports, and
+// printed in plans, errors and logs, so spaces, newlines, capitals and the
+// like are refused rather than carried.
+func badPortName(n string) string {
+	if n == "" {
+		return ""
+	}
+	if len(n) > 63 {
+		return "is not a DNS label: longer than 63 characters"
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case c == '-' && i > 0 && i < len(n)-1:
+		default:
+			return "is not a DNS label: only a-z, 0-9 and '-' inside, a letter or digit at each end"
+		}
+	}
+	return ""
+}

@@ -32,8 +32,9 @@ type vipHolder interface {
 	old(ctx context.Context, link string) ([]netip.Addr, error)
 	// update adds add and removes remove in this mode.
 	update(ctx context.Context, link string, add, remove []netip.Addr) error
-	// removeOld removes old, held in the other mode.
-	removeOld(ctx context.Context, link string, old []netip.Addr) error
+	// removeOld removes old, held in the other mode, and returns how
+	// many address or route requests it sent (see linkOutcome).
+	removeOld(ctx context.Context, link string, old []netip.Addr) (int, error)
 }
 
 // newVIPHolder returns the holder for mode over l, or an error if l lacks
@@ -89,11 +90,12 @@ func (v addrVIPs) update(ctx context.Context, link string, add, remove []netip.A
 	return v.l.Update(ctx, link, add, remove)
 }
 
-func (v addrVIPs) removeOld(ctx context.Context, link string, old []netip.Addr) error {
+func (v addrVIPs) removeOld(ctx context.Context, link string, old []netip.Addr) (int, error) {
 	if v.r == nil {
-		return nil
+		return 0, nil
 	}
-	return v.r.UpdateRoutes(ctx, link, nil, old)
+	err := v.r.UpdateRoutes(ctx, link, nil, old)
+	return linkOutcome(len(old), err).sent, err
 }
 
 // routeVIPs adds a local route for each VIP (VIPLocalRoutes).
@@ -124,15 +126,18 @@ func (v routeVIPs) update(ctx context.Context, link string, add, remove []netip.
 // local routes just added included, so those the link held before are
 // added again at once: the VIPs go without a route for that one round
 // trip (seen in TestIntegrationSwitchingBackEnds).
-func (v routeVIPs) removeOld(ctx context.Context, link string, old []netip.Addr) error {
+func (v routeVIPs) removeOld(ctx context.Context, link string, old []netip.Addr) (int, error) {
 	held, err := v.r.Routes(ctx, link)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := v.l.Update(ctx, link, nil, old); err != nil {
-		return err
+	err = v.l.Update(ctx, link, nil, old)
+	n := linkOutcome(len(old), err).sent
+	if err != nil {
+		return n, err
 	}
-	return v.r.UpdateRoutes(ctx, link, held, nil)
+	err = v.r.UpdateRoutes(ctx, link, held, nil)
+	return n + linkOutcome(len(held), err).sent, err
 }
 
 // vipObject names how a VIP is held on link in mode, for drift reports.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/proxier"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // portService is one port of one Service on its way to a proxier.Service:
@@ -86,6 +87,10 @@ func (c *converter) service(s *corev1.Service) []*portService {
 		switch {
 		case proto == "":
 			c.skip(id, fmt.Sprintf("protocol %q is not TCP, UDP or SCTP", sp.Protocol))
+			continue
+		case sp.Name != "" && len(validation.IsDNS1123Label(sp.Name)) > 0:
+			// The API server refuses such a name; the proxier does too.
+			c.skip(id, fmt.Sprintf("port name %q is not a DNS label: ignored", sp.Name))
 			continue
 		case seen[id]:
 			c.skip(id, fmt.Sprintf("spec.ports[%d] repeats the port name: the first port of the name is used", i))

@@ -181,12 +181,14 @@ func TestConvertPorts(t *testing.T) {
 		{
 			name: "bad ports are skipped, the others kept",
 			svcs: []*corev1.Service{service("web", cip, []corev1.ServicePort{
-				port("quic", "QUIC", 443, 0), tcp("zero", 0), tcp("http", 80), tcp("http", 8080),
+				port("quic", "QUIC", 443, 0), tcp("zero", 0), tcp("http", 80), tcp("http", 8080), tcp("My Port", 81), tcp("a\nb", 82),
 			})},
 			want: map[string]proxier.Service{"ns/web:http": {
 				ClusterIPs: addrs("198.18.100.1"), Ports: pt("http", proxier.TCP, 80, 0),
 			}},
 			skipped: []string{
+				`ns/web:My Port: port name "My Port" is not a DNS label: ignored`,
+				"ns/web:a\nb: port name \"a\\nb\" is not a DNS label: ignored",
 				`ns/web:http: spec.ports[3] repeats the port name: the first port of the name is used`,
 				`ns/web:quic: protocol "QUIC" is not TCP, UDP or SCTP`,
 				`ns/web:zero: port 0 is out of range 1-65535`,

@@ -34,7 +34,8 @@
 //     or a dying process. An IPVS batch returns an *ipvs.BatchError whose Err
 //     is the injected failure and whose later requests wrap ipvs.ErrNotSent;
 //     an Update binds (then unbinds) the addresses before the failing one
-//     only.
+//     only, and its error names each later address with an error wrapping
+//     ipvs.ErrNotSent.
 //   - Refuse: only it fails; the others of the call take effect, as when the
 //     kernel refuses one request of a batch and carries on (which it does for
 //     IPVS batches and for the address requests of dummy.Client.Update).

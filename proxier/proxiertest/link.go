@@ -9,6 +9,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/dummy"
 	"github.com/ipvskit/ipvskit/internal/linkcheck"
+	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/proxier"
 )
 
@@ -71,6 +72,7 @@ func (w *linkDep) update(ctx context.Context, call, addOp, delOp string,
 	injected := linkErr(op, name, netip.PrefixFrom(a, a.BitLen()))(ie)
 	switch ie.Mode {
 	case CutShort:
+		injected = errors.Join(injected, notSent(name, addOp, delOp, add, remove, i+1))
 		if i < len(add) {
 			add, remove = add[:i], nil
 		} else {
@@ -89,6 +91,24 @@ func (w *linkDep) update(ctx context.Context, call, addOp, delOp string,
 		err = next(ctx, name, add, remove)
 	}
 	return errors.Join(injected, err)
+}
+
+// notSent is the error of each address from index from on of an update of
+// add then remove that a CutShort fault kept from being sent: a
+// *dummy.Error naming the address and wrapping ipvs.ErrNotSent (the
+// netlink batches' error for a request never sent), joined.
+func notSent(name, addOp, delOp string, add, remove []netip.Addr, from int) error {
+	var errs []error
+	for j := from; j < len(add)+len(remove); j++ {
+		op, a := addOp, netip.Addr{}
+		if j < len(add) {
+			a = add[j]
+		} else {
+			op, a = delOp, remove[j-len(add)]
+		}
+		errs = append(errs, linkErr(op, name, netip.PrefixFrom(a, a.BitLen()))(fmt.Errorf("%w: an earlier request failed", ipvs.ErrNotSent)))
+	}
+	return errors.Join(errs...)
 }
 
 // routeLink is a link client with local routes (proxier.VIPLocalRoutes).
