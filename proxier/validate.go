@@ -365,7 +365,11 @@ func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]
 		switch pt.Protocol {
 		case TCP, UDP, SCTP:
 		default:
-			v.add(p+".protocol", quote(string(pt.Protocol)), "is not TCP, UDP or SCTP")
+			if q := Protocol(strings.ToUpper(string(pt.Protocol))); q.Inet() != 0 {
+				v.add(p+".protocol", quote(string(pt.Protocol)), "is not TCP, UDP or SCTP: the State's names are upper case (%s; DecodeState reads any case)", q)
+			} else {
+				v.add(p+".protocol", quote(string(pt.Protocol)), "is not TCP, UDP or SCTP")
+			}
 		}
 		portOK := pt.Port >= 1 && pt.Port <= 65535
 		if !portOK {

@@ -78,7 +78,7 @@ func TestValidationNamesEveryProblemWithPathAndValue(t *testing.T) {
 	s.Services["web"] = web
 	s.Services["dup"] = Service{
 		ClusterIPs: []netip.Addr{a("198.18.100.1")}, // web's cluster IP, same port and protocol
-		Ports:      []Port{{Name: "x", Protocol: TCP, Port: 80}, {Name: "x", Protocol: TCP, Port: 81}, {Protocol: TCP, Port: 82}},
+		Ports:      []Port{{Name: "x", Protocol: TCP, Port: 80}, {Name: "x", Protocol: TCP, Port: 81}, {Protocol: TCP, Port: 82}, {Name: "y", Protocol: "tcp", Port: 83}},
 		Scheduler:  "rr", SchedulerFlags: ipvs.SHPort,
 	}
 	s.Services["v6only"] = Service{ClusterIPs: []netip.Addr{a("2001:db8:100::7")}, Ports: []Port{{Protocol: TCP, Port: 80}}}
@@ -92,6 +92,7 @@ func TestValidationNamesEveryProblemWithPathAndValue(t *testing.T) {
 	for _, want := range []string{
 		`services["web"].ports[2].nodePort: 70000 out of range 0-65535`,
 		`services["web"].ports[2].protocol: "ICMP" is not TCP, UDP or SCTP`,
+		`services["dup"].ports[3].protocol: "tcp" is not TCP, UDP or SCTP: the State's names are upper case (TCP; DecodeState reads any case)`,
 		`services["web"].ports[2].port: 0 out of range 1-65535`,
 		`services["web"].ports[3].name: "http" is also the name of ports[0]`,
 		`services["web"].ports[3].targetPort: -1 out of range 0-65535`,
@@ -122,8 +123,8 @@ func TestValidationNamesEveryProblemWithPathAndValue(t *testing.T) {
 	if t.Failed() {
 		t.Logf("full error:\n%s", msg)
 	}
-	if len(ve.Problems) != 24 {
-		t.Errorf("%d problems, want exactly the 24 above:\n%s", len(ve.Problems), msg)
+	if len(ve.Problems) != 25 {
+		t.Errorf("%d problems, want exactly the 25 above:\n%s", len(ve.Problems), msg)
 	}
 	// The order is stable: the same input gives the same error text.
 	if again := s.Validate(&Config{}); again.Error() != msg {
