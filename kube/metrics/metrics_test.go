@@ -184,14 +184,20 @@ func TestHistogramsHaveKubeProxysBuckets(t *testing.T) {
 	}
 }
 
+// A failed sync leaves the last success's timestamp, and sets the holdings
+// gauges to what it reports the kernel holds unless it is unsure.
 func TestFailedSyncsKeepTheLastSuccess(t *testing.T) {
 	reg, m := newMetrics(t, nil)
 	m.Observe(&proxier.SyncEvent{Start: start, Duration: 2 * time.Second, VirtualServers: 3, VIPs: 2})
 	// A validation failure (no subsystem) is no restore failure.
 	m.Observe(&proxier.SyncEvent{Start: start.Add(time.Minute), Duration: time.Millisecond,
-		Err: errors.New("invalid"), VirtualServers: 0})
+		Err: errors.New("invalid"), VirtualServers: 3, VIPs: 2})
+	// Part of this one was applied: one more virtual server is held.
 	m.Observe(&proxier.SyncEvent{Start: start.Add(2 * time.Minute), Duration: time.Millisecond,
-		Err: errors.New("EPERM"), ErrSubsystem: proxier.SubsystemIPVS})
+		Err: errors.New("EPERM"), ErrSubsystem: proxier.SubsystemIPVS, VirtualServers: 4, VIPs: 2})
+	// This one cannot tell: the gauges stay.
+	m.Observe(&proxier.SyncEvent{Start: start.Add(3 * time.Minute), Duration: time.Millisecond,
+		Err: errors.New("EPERM"), ErrSubsystem: proxier.SubsystemIPVS, Unsure: true})
 
 	want := `
 # HELP kubeproxy_sync_proxy_rules_last_timestamp_seconds When the last successful sync of the proxy rules ended, in seconds since the epoch.
@@ -199,11 +205,11 @@ func TestFailedSyncsKeepTheLastSuccess(t *testing.T) {
 kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} 1.800000002e+09
 # HELP ipvskit_errors_total Failed syncs, by the subsystem that failed (state: before the kernel), and failed drains and reconciles.
 # TYPE ipvskit_errors_total counter
-ipvskit_errors_total{subsystem="ipvs"} 1
+ipvskit_errors_total{subsystem="ipvs"} 2
 ipvskit_errors_total{subsystem="state"} 1
 # HELP ipvskit_virtual_servers Virtual servers the proxier holds.
 # TYPE ipvskit_virtual_servers gauge
-ipvskit_virtual_servers 3
+ipvskit_virtual_servers 4
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
 		"ipvskit_errors_total", "ipvskit_virtual_servers", "kubeproxy_sync_proxy_rules_iptables_restore_failures_total"); err != nil {

@@ -62,12 +62,23 @@ func (m *Metrics) observeSync(e *proxier.SyncEvent) {
 				m.restoreFailures.WithLabelValues(f).Inc()
 			}
 		}
+		// A failed sync's counts are what the kernel holds as far as the
+		// proxier knows (some of the sync may have been applied), unless
+		// it says it cannot tell.
+		if !e.Unsure {
+			m.holdings(e)
+		}
 		return
 	}
 	end := seconds(e.Start.Add(e.Duration))
 	for _, f := range m.families {
 		m.lastSync.WithLabelValues(f).Set(end)
 	}
+	m.holdings(e)
+}
+
+// holdings sets the gauges of what the proxier holds.
+func (m *Metrics) holdings(e *proxier.SyncEvent) {
 	m.virtualServers.Set(float64(e.VirtualServers))
 	m.vips.Set(float64(e.VIPs))
 	m.drainQueue.Set(float64(e.Draining))
