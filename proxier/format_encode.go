@@ -4,27 +4,30 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // The text form as Go values: encoding/json and the yaml package write
-// these, with the form's names and words. They have no methods, so writing
-// them does not come back to State.MarshalJSON.
+// these, with the form's names and words. Only the YAML of ports and
+// endpoints has a method (each is one line), so writing them does not come
+// back to State's methods.
 type (
 	stateText struct {
 		Services map[string]serviceText `json:"services,omitempty" yaml:"services,omitempty"`
 		Node     *nodeText              `json:"node,omitempty" yaml:"node,omitempty"`
 	}
 	nodeText struct {
-		Addresses     []netip.Addr   `json:"addresses,omitempty" yaml:"addresses,omitempty"`
-		NodePortCIDRs []netip.Prefix `json:"nodePortCIDRs,omitempty" yaml:"nodePortCIDRs,omitempty"`
+		Addresses     []netip.Addr   `json:"addresses,omitempty" yaml:"addresses,omitempty,flow"`
+		NodePortCIDRs []netip.Prefix `json:"nodePortCIDRs,omitempty" yaml:"nodePortCIDRs,omitempty,flow"`
 	}
 	serviceText struct {
-		ClusterIPs               []netip.Addr   `json:"clusterIPs,omitempty" yaml:"clusterIPs,omitempty"`
+		ClusterIPs               []netip.Addr   `json:"clusterIPs,omitempty" yaml:"clusterIPs,omitempty,flow"`
 		Ports                    []portText     `json:"ports,omitempty" yaml:"ports,omitempty"`
-		ExternalIPs              []netip.Addr   `json:"externalIPs,omitempty" yaml:"externalIPs,omitempty"`
-		LoadBalancerIPs          []netip.Addr   `json:"loadBalancerIPs,omitempty" yaml:"loadBalancerIPs,omitempty"`
-		LoadBalancerSourceRanges []netip.Prefix `json:"loadBalancerSourceRanges,omitempty" yaml:"loadBalancerSourceRanges,omitempty"`
-		SessionAffinity          *affinityText  `json:"sessionAffinity,omitempty" yaml:"sessionAffinity,omitempty"`
+		ExternalIPs              []netip.Addr   `json:"externalIPs,omitempty" yaml:"externalIPs,omitempty,flow"`
+		LoadBalancerIPs          []netip.Addr   `json:"loadBalancerIPs,omitempty" yaml:"loadBalancerIPs,omitempty,flow"`
+		LoadBalancerSourceRanges []netip.Prefix `json:"loadBalancerSourceRanges,omitempty" yaml:"loadBalancerSourceRanges,omitempty,flow"`
+		SessionAffinity          *affinityText  `json:"sessionAffinity,omitempty" yaml:"sessionAffinity,omitempty,flow"`
 		ExternalTrafficPolicy    string         `json:"externalTrafficPolicy,omitempty" yaml:"externalTrafficPolicy,omitempty"`
 		InternalTrafficPolicy    string         `json:"internalTrafficPolicy,omitempty" yaml:"internalTrafficPolicy,omitempty"`
 		Scheduler                string         `json:"scheduler,omitempty" yaml:"scheduler,omitempty"`
@@ -51,6 +54,27 @@ type (
 		Timeout string `json:"timeout,omitempty" yaml:"timeout,omitempty"`
 	}
 )
+
+// MarshalYAML writes a port on one line, {name: http, protocol: TCP, ...}.
+func (p portText) MarshalYAML() (any, error) {
+	type plain portText
+	return flowNode(plain(p))
+}
+
+// MarshalYAML writes an endpoint on one line, {addr: 198.18.1.1, ...}.
+func (e endpointText) MarshalYAML() (any, error) {
+	type plain endpointText
+	return flowNode(plain(e))
+}
+
+func flowNode(v any) (*yaml.Node, error) {
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return nil, err
+	}
+	n.Style = yaml.FlowStyle
+	return &n, nil
+}
 
 // text is s in the text form's values; zero values are left out.
 func (s *State) text() stateText {

@@ -322,7 +322,7 @@ services:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"protocol: UDP", "externalTrafficPolicy: Local", "schedulerFlags: [sh-port, flag-3]", "timeout: 10m\n", "timeout: 1h30m\n"} {
+	for _, w := range []string{"protocol: UDP", "externalTrafficPolicy: Local", "schedulerFlags: [sh-port, flag-3]", "sessionAffinity: {timeout: 10m}", "sessionAffinity: {timeout: 1h30m}"} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("written without %q:\n%s", w, out)
 		}
