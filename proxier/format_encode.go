@@ -121,8 +121,9 @@ func (s *Service) text() serviceText {
 	}
 	out.SchedulerFlags = s.SchedulerFlags.Names(sched)
 	for _, e := range s.Endpoints {
-		out.Endpoints = append(out.Endpoints, endpointText{Addr: e.Addr, Ports: e.Ports,
-			Ready: e.Ready, Serving: e.Serving, Terminating: e.Terminating, Local: e.Local})
+		// A conversion: a field added to Endpoint stops it compiling
+		// until endpointText has it too.
+		out.Endpoints = append(out.Endpoints, endpointText(e))
 	}
 	return out
 }
