@@ -95,8 +95,12 @@ func (s State) MarshalYAML() (any, error) {
 
 // UnmarshalYAML reads s from its YAML text form as DecodeState does, so
 // that go.yaml.in/yaml/v3 reads a State, or a value that holds one, in the
-// designed form. Errors are *ValidationError, with the document's lines.
+// designed form. Errors are *ValidationError, with the document's lines;
+// null leaves s as it is.
 func (s *State) UnmarshalYAML(value *yaml.Node) error {
+	if value.Kind == yaml.ScalarNode && value.ShortTag() == "!!null" {
+		return nil
+	}
 	root, p := yamlNodeTree(value, 0)
 	if p != nil {
 		return &ValidationError{Problems: []Problem{*p}}

@@ -192,4 +192,21 @@ func TestStateErrorsAreValidationErrors(t *testing.T) {
 	if !errors.As(err, &ve) || ve.Problems[0].String() != `services["web"].ports[0].port: "x" is a string, want a number (line 4)` {
 		t.Errorf("yaml: %v", err)
 	}
+
+	// null is no State, as encoding/json and the yaml package take it.
+	kept := State{Services: map[string]Service{"kept": {}}}
+	inJSON.State, inYAML.State = kept, kept
+	if err := json.Unmarshal([]byte(`{"State": null}`), &inJSON); err != nil || inJSON.State.Services["kept"].Ports != nil || len(inJSON.State.Services) != 1 {
+		t.Errorf("encoding/json, null: %v, %+v", err, inJSON.State)
+	}
+	if err := yaml.Unmarshal([]byte("state: null\n"), &inYAML); err != nil || len(inYAML.State.Services) != 1 {
+		t.Errorf("yaml, null: %v, %+v", err, inYAML.State)
+	}
+	var null yaml.Node
+	if err := yaml.Unmarshal([]byte("~\n"), &null); err != nil {
+		t.Fatal(err)
+	}
+	if err := kept.UnmarshalYAML(null.Content[0]); err != nil || len(kept.Services) != 1 {
+		t.Errorf("UnmarshalYAML(null): %v, %+v", err, kept)
+	}
 }
