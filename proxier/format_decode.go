@@ -1,6 +1,7 @@
 package proxier
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -255,12 +256,11 @@ func (d *stateDecoder) integer(path string, v *textValue) int {
 		return 0
 	}
 	n, err := strconv.Atoi(v.text)
-	if err != nil {
-		if strings.ContainsAny(v.text, ".eE") || strings.EqualFold(strings.TrimLeft(v.text, "+-."), "inf") || strings.EqualFold(v.text, ".nan") {
-			d.add(path, v.line, v.text, "is not a whole number")
-		} else {
-			d.add(path, v.line, v.text, "is out of range")
-		}
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		d.add(path, v.line, v.text, "is out of range")
+	case err != nil: // 1.5, 1e3, YAML's .inf
+		d.add(path, v.line, v.text, "is not a whole number")
 	}
 	return n
 }

@@ -84,6 +84,14 @@ node:
 			`node.nodePortCIDRs: "x" is a string, want a list of prefixes (line 1)`,
 		},
 	}, {
+		name: "numbers that are not whole",
+		in:   "services:\n  a:\n    ports: [{port: 1e3}, {port: .inf}, {port: 0x10, nodePort: -1}]\n    healthCheckNodePort: 1.0\n",
+		want: []string{
+			`services["a"].ports[0].port: 1e3 is not a whole number (line 3)`,
+			`services["a"].ports[1].port: .inf is not a whole number (line 3)`,
+			`services["a"].healthCheckNodePort: 1.0 is not a whole number (line 4)`,
+		},
+	}, {
 		name: "a service that is not an object",
 		in:   "services:\n  a: 1\n  b: [x]\n",
 		want: []string{
