@@ -3,6 +3,7 @@ package proxier
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -51,17 +52,18 @@ func DecodeValidState(data []byte, c *Config) (*State, error) {
 }
 
 // EncodeStateYAML writes s in its YAML text form, indented by two spaces;
-// DecodeState reads it back as s. Zero values are left out; services and
-// ports are sorted by ID and name.
+// DecodeState reads it back as s. Zero values are left out; services are
+// sorted by ID, an endpoint's ports by name.
 func EncodeStateYAML(s *State) ([]byte, error) {
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(s.text()); err != nil {
-		return nil, err
+	err := enc.Encode(s.text())
+	if err == nil {
+		err = enc.Close()
 	}
-	if err := enc.Close(); err != nil {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("proxier: writing a State as YAML: %w", err)
 	}
 	return b.Bytes(), nil
 }
