@@ -25,9 +25,9 @@ func FuzzDecodeState(f *testing.F) {
 		f.Add(data)
 	}
 	for _, seed := range []string{
-		`{"services": {"a": {"ports": [{"port": 1}], "sessionAffinity": {"timeout": 1.5}, "endpoints": [{"addr": "fe80::1%eth0", "ports": {"x": 2}}]}}}`,
+		`{"services": {"a": {"ports": [{"port": 1}], "sessionAffinity": {"timeout": 1.5}, "endpoints": [{"addr": "2001:db8:1::1%eth0", "ports": {"x": 2}}]}}}`,
 		"services:\n  a: &a {ports: [{port: 0x10, protocol: udp}], schedulerFlags: [flag-2]}\n  b: *a\n",
-		"services: {\"\": {scheduler: MH, schedulerFlags: [flag-1]}}\nnode: {addresses: ['::ffff:198.18.0.1']}\n",
+		"services: {\"\": {scheduler: MH, schedulerFlags: [flag-1]}}\nnode: {addresses: ['2001:db8::a']}\n",
 	} {
 		f.Add([]byte(seed))
 	}
