@@ -299,7 +299,7 @@ func serviceListFlags(s Service) string {
 	var b strings.Builder
 	b.WriteString(s.Scheduler)
 	if f := uint32(s.SchedFlags & allSchedFlags); f != 0 {
-		b.WriteString(" (" + textSchedFlagNames(s.Scheduler, f) + ")")
+		b.WriteString(" (" + strings.Join(SchedFlags(f).Names(s.Scheduler), ",") + ")")
 	}
 	if p := s.Persistence; p.Timeout > 0 {
 		b.WriteString(" persistent ")

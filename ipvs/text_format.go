@@ -74,7 +74,7 @@ func (l *textLine) format(thresholds bool) string {
 		}
 		if l.schedFlags&(textSched1|textSched2|textSched3) != 0 {
 			b.WriteString(" -b ")
-			b.WriteString(textSchedFlagNames(l.sched, l.schedFlags))
+			b.WriteString(strings.Join(SchedFlags(l.schedFlags).Names(l.sched), ","))
 		}
 	case 'a', 'e', 'd':
 		b.WriteString(" -r ")
@@ -113,30 +113,4 @@ func textCsumOrDefault(c string) string {
 		return "nocsum"
 	}
 	return c
-}
-
-// textSchedFlagNames names the scheduler flags as ipvsadm prints them: by
-// the sh and mh names for those schedulers, flag-N otherwise.
-func textSchedFlagNames(sched string, flags uint32) string {
-	var names []string
-	switch sched {
-	case "sh", "mh":
-		if flags&textSched1 != 0 {
-			names = append(names, sched+"-fallback")
-		}
-		if flags&textSched2 != 0 {
-			names = append(names, sched+"-port")
-		}
-	default:
-		if flags&textSched1 != 0 {
-			names = append(names, "flag-1")
-		}
-		if flags&textSched2 != 0 {
-			names = append(names, "flag-2")
-		}
-		if flags&textSched3 != 0 {
-			names = append(names, "flag-3")
-		}
-	}
-	return strings.Join(names, ",")
 }

@@ -52,6 +52,43 @@
 //	}
 //	fmt.Print(res.Plan) // what it did
 //
+// Text form: DecodeState reads a State from JSON or YAML, one design in
+// both (docs/state-format.md is its reference), and State.MarshalJSON,
+// State.UnmarshalJSON, State.MarshalYAML, State.UnmarshalYAML and
+// EncodeStateYAML make encoding/json and go.yaml.in/yaml/v3 use it:
+//
+//	services:
+//	  default/web:
+//	    clusterIPs: [198.18.100.1]
+//	    ports:
+//	      - {name: http, protocol: TCP, port: 80, targetPort: 8080}
+//	    sessionAffinity: {timeout: 10m}
+//	    externalTrafficPolicy: Local
+//	    scheduler: sh
+//	    schedulerFlags: [sh-fallback, sh-port]
+//	    endpoints:
+//	      - {addr: 198.18.1.1, ready: true}
+//	node:
+//	  addresses: [198.18.0.10]
+//
+// Field names are the Go names in lower camel case, the same as the paths
+// of a ValidationError's problems; services and an endpoint's ports are
+// objects keyed by service ID and port name. Addresses and prefixes are
+// strings; protocols ("TCP", "UDP", "SCTP") and traffic policies
+// ("Cluster", "Local") are words, read in any case; durations are Go
+// durations ("10m", "3h", "600s") or a number of seconds; scheduler flags
+// are a list of ipvsadm's names for them (ipvs.SchedFlags.Names). A field
+// that is absent or null keeps its zero value, except a port's protocol,
+// which is TCP.
+//
+// Decoding checks the form: JSON or YAML syntax, fields, types, words,
+// addresses, durations and flag names. It does not check the values the
+// way Sync does (port ranges, address families, duplicates, ...): that is
+// State.Validate, which Sync calls, or DecodeValidState, which does both.
+// Every problem is reported, as a *ValidationError whose paths are those
+// of validation, and with the line it is on: one errors.As catches a file's
+// problems whether decoding or validation finds them.
+//
 // Missing kernel features: Preflight, called before anything is built,
 // probes the namespace for everything a Proxier for a Config needs (IPVS and
 // the schedulers in use, dummy links, the back end's nftables expressions or

@@ -8,11 +8,12 @@ import (
 )
 
 // FuzzValidate holds validation to its promise, "validate first, then
-// touch": a Config and State it accepts (as Go's JSON encoding of them)
-// never fail in a lower layer. Every request of the plan a first sync would
-// send is valid for package ipvs, every VIP for package dummy, every ruleset
-// for package iptables (with the options the Config gives), and the plan
-// renders. Whatever the input, nothing panics.
+// touch": a Config and State it accepts (the Config as Go's JSON encoding
+// of it, the State in its text form) never fail in a lower layer. Every
+// request of the plan a first sync would send is valid for package ipvs,
+// every VIP for package dummy, every ruleset for package iptables (with the
+// options the Config gives), and the plan renders. Whatever the input,
+// nothing panics.
 func FuzzValidate(f *testing.F) {
 	for _, seed := range fuzzSeeds {
 		f.Add([]byte(seed))
@@ -23,9 +24,9 @@ func FuzzValidate(f *testing.F) {
 // fuzzSeeds: three valid inputs, then two with names the kernel or the
 // rules would refuse.
 var fuzzSeeds = []string{
-	`{"Config":{},"State":{"Services":{"web":{"ClusterIPs":["198.18.100.1"],"Ports":[{"Name":"http","Protocol":"TCP","Port":80,"TargetPort":8080}],"Endpoints":[{"Addr":"198.18.1.1","Ready":true}]}}}}`,
-	`{"Config":{"Instance":"lb-a","Families":["IPv4","IPv6"],"LocalDetector":{"InterfacePrefix":"veth"}},"State":{"Node":{"Addresses":["198.18.0.10","2001:db8::10"]},"Services":{"np":{"ClusterIPs":["2001:db8:100::1"],"Ports":[{"Name":"dns","Protocol":"UDP","Port":53,"NodePort":30053}],"ExternalTrafficPolicy":1,"HealthCheckNodePort":30100,"Endpoints":[{"Addr":"2001:db8:1::1","Ready":true,"Local":true}]}}}}`,
-	`{"Config":{"LocalDetector":{"ClusterCIDRs":["198.19.0.0/16"]},"MasqueradeAll":true},"State":{"Services":{"lb":{"ClusterIPs":["198.18.100.2"],"LoadBalancerIPs":["198.18.103.1"],"LoadBalancerSourceRanges":["198.18.20.0/24"],"ExternalIPs":["198.18.102.1"],"Scheduler":"sh","SchedulerFlags":8,"SessionAffinity":{"Timeout":600000000000},"Ports":[{"Name":"s","Protocol":"SCTP","Port":9,"TargetPort":9}],"Endpoints":[{"Addr":"198.18.1.2","Serving":true,"Terminating":true}]}}}}`,
+	`{"Config":{},"State":{"services":{"web":{"clusterIPs":["198.18.100.1"],"ports":[{"name":"http","protocol":"TCP","port":80,"targetPort":8080}],"endpoints":[{"addr":"198.18.1.1","ready":true}]}}}}`,
+	`{"Config":{"Instance":"lb-a","Families":["IPv4","IPv6"],"LocalDetector":{"InterfacePrefix":"veth"}},"State":{"node":{"addresses":["198.18.0.10","2001:db8::10"]},"services":{"np":{"clusterIPs":["2001:db8:100::1"],"ports":[{"name":"dns","protocol":"UDP","port":53,"nodePort":30053}],"externalTrafficPolicy":"Local","healthCheckNodePort":30100,"endpoints":[{"addr":"2001:db8:1::1","ready":true,"local":true}]}}}}`,
+	`{"Config":{"LocalDetector":{"ClusterCIDRs":["198.19.0.0/16"]},"MasqueradeAll":true},"State":{"services":{"lb":{"clusterIPs":["198.18.100.2"],"loadBalancerIPs":["198.18.103.1"],"loadBalancerSourceRanges":["198.18.20.0/24"],"externalIPs":["198.18.102.1"],"scheduler":"sh","schedulerFlags":["sh-fallback"],"sessionAffinity":{"timeout":"10m"},"ports":[{"name":"s","protocol":"SCTP","port":9,"targetPort":9}],"endpoints":[{"addr":"198.18.1.2","serving":true,"terminating":true}]}}}}`,
 	`{"Config":{"LinkName":"vip\u0000"},"State":{}}`,
 	`{"Config":{"LocalDetector":{"Interface":"veth+"}},"State":{}}`,
 }

@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -85,8 +84,8 @@ func schedulersIn(path string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var state proxier.State
-	if err := json.Unmarshal(data, &state); err != nil {
+	state, err := proxier.DecodeState(data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var out []string

@@ -1,6 +1,8 @@
 // Command minimal is the smallest useful ipvskit program, a starting point
-// for a node agent: it reads a proxier.State as JSON, makes the current
-// network namespace serve it, and prints what it did. Run it as root on a
+// for a node agent: it reads a proxier.State from a JSON or YAML file (the
+// form docs/state-format.md describes; examples/states has one per kind of
+// service), makes the current network namespace serve it, and prints what
+// it did. Run it as root on a
 // kernel with IPVS. With -cleanup it removes everything it owns instead.
 //
 //	minimal state.json
@@ -9,15 +11,14 @@
 //
 // state.json, for example:
 //
-//	{"Services": {"default/web": {
-//	  "ClusterIPs": ["198.18.100.1"],
-//	  "Ports": [{"Name": "http", "Protocol": "TCP", "Port": 80, "TargetPort": 8080}],
-//	  "Endpoints": [{"Addr": "198.18.1.1", "Ready": true}, {"Addr": "198.18.1.2", "Ready": true}]}}}
+//	{"services": {"default/web": {
+//	  "clusterIPs": ["198.18.100.1"],
+//	  "ports": [{"name": "http", "protocol": "TCP", "port": 80, "targetPort": 8080}],
+//	  "endpoints": [{"addr": "198.18.1.1", "ready": true}, {"addr": "198.18.1.2", "ready": true}]}}}
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -54,19 +55,19 @@ func run(ctx context.Context, path string, dryRun, cleanup bool) error {
 	if err != nil {
 		return err
 	}
-	var state proxier.State
-	if err := json.Unmarshal(data, &state); err != nil {
+	state, err := proxier.DecodeState(data)
+	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if dryRun {
-		plan, err := p.Plan(&state)
+		plan, err := p.Plan(state)
 		if err != nil {
 			return err
 		}
 		fmt.Print(plan)
 		return nil
 	}
-	res, err := p.Sync(ctx, &state)
+	res, err := p.Sync(ctx, state)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,9 @@
 // Command prometheus runs ipvskit as a long-lived node agent and exports what
-// it does to Prometheus: it re-reads a proxier.State (JSON, as in
-// examples/minimal) and syncs it on a timer and on SIGHUP, drains removed
-// TCP endpoints, deletes stale UDP flows, reconciles what others changed on
-// a slower timer, and serves /metrics on a loopback address. Run it as root
-// on a kernel with IPVS.
+// it does to Prometheus: it re-reads a proxier.State (JSON or YAML, as
+// docs/state-format.md describes and examples/minimal reads) and syncs it
+// on a timer and on SIGHUP, drains removed TCP endpoints, deletes stale UDP
+// flows, reconciles what others changed on a slower timer, and serves
+// /metrics on a loopback address. Run it as root on a kernel with IPVS.
 //
 //	go run . -listen 127.0.0.1:9099 state.json
 //
@@ -17,7 +17,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -118,9 +117,9 @@ func readState(path string) (*proxier.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	var st proxier.State
-	if err := json.Unmarshal(b, &st); err != nil {
+	st, err := proxier.DecodeState(b)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &st, nil
+	return st, nil
 }

@@ -1,0 +1,392 @@
+package proxier
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ipvskit/ipvskit/ipvs"
+)
+
+// The fields of each object of the text form, in the order they are
+// decoded and encoded (a service's scheduler before its flags, which are
+// named for it).
+var (
+	stateFields    = []string{"services", "node"}
+	nodeFields     = []string{"addresses", "nodePortCIDRs"}
+	serviceFields  = []string{"clusterIPs", "ports", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "healthCheckNodePort", "endpoints"}
+	portFields     = []string{"name", "protocol", "port", "targetPort", "nodePort"}
+	endpointFields = []string{"addr", "ports", "ready", "serving", "terminating", "local"}
+	affinityFields = []string{"timeout"}
+)
+
+// decodeTree builds a State from the tree of its text form, or returns a
+// *ValidationError with every problem found.
+func decodeTree(root *textValue) (*State, error) {
+	d := &stateDecoder{}
+	s := d.state(root)
+	if len(d.problems) > 0 {
+		return nil, &ValidationError{Problems: d.problems}
+	}
+	return s, nil
+}
+
+// stateDecoder walks the tree, collecting problems; each method returns
+// what it could read (the zero value where it could not).
+type stateDecoder struct {
+	problems []Problem
+}
+
+func (d *stateDecoder) add(path string, line int, value, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if line > 0 {
+		msg += " (line " + strconv.Itoa(line) + ")"
+	}
+	d.problems = append(d.problems, Problem{Path: path, Value: value, Msg: msg})
+}
+
+// wrong reports v, at path, as not of the kind wanted.
+func (d *stateDecoder) wrong(path string, v *textValue, want string) {
+	if v.kind == textOther {
+		d.add(path, v.line, "", "is a YAML value tagged %s, want %s", v.text, want)
+		return
+	}
+	d.add(path, v.line, v.shown(), "is %v, want %s", v.kind, want)
+}
+
+// fields checks that v is an object of the named fields, each given once,
+// and returns them by name; a null field is left out, as if absent.
+func (d *stateDecoder) fields(path string, v *textValue, what string, names []string) map[string]*textValue {
+	if v.kind != textObject {
+		if path == "" {
+			path = "document"
+		}
+		d.wrong(path, v, "an object ("+what+")")
+		return nil
+	}
+	out := make(map[string]*textValue, len(v.keys))
+	seen := make(map[string]int, len(v.keys))
+	for i, k := range v.keys {
+		p := path + "." + k.name
+		if path == "" {
+			p = k.name
+		}
+		switch first, dup := seen[k.name]; {
+		case dup:
+			d.add(p, k.line, "", "is given twice (first at line %d)", first)
+			continue
+		case !slices.Contains(names, k.name):
+			d.add(p, k.line, "", "is not a field of %s (%s)", what, fieldHint(k.name, names))
+			continue
+		}
+		seen[k.name] = k.line
+		if v.items[i].kind != textNull {
+			out[k.name] = v.items[i]
+		}
+	}
+	return out
+}
+
+// fieldHint names the field an unknown name was likely meant to be (the
+// same but for case: "ClusterIPs", Go's name, is clusterIPs), or lists them
+// all.
+func fieldHint(name string, names []string) string {
+	for _, n := range names {
+		if strings.EqualFold(n, name) {
+			return "did you mean " + n + "?"
+		}
+	}
+	return "its fields are " + strings.Join(names, ", ")
+}
+
+// entries checks that v is an object keyed by IDs, each given once, and
+// calls each for every entry in order; path(key) is the entry's path.
+func (d *stateDecoder) entries(path string, v *textValue, what string, each func(key, path string, v *textValue)) {
+	if v.kind != textObject {
+		d.wrong(path, v, "an object of "+what)
+		return
+	}
+	seen := make(map[string]int, len(v.keys))
+	for i, k := range v.keys {
+		p := fmt.Sprintf("%s[%q]", path, k.name)
+		if first, dup := seen[k.name]; dup {
+			d.add(p, k.line, "", "is given twice (first at line %d)", first)
+			continue
+		}
+		seen[k.name] = k.line
+		each(k.name, p, v.items[i])
+	}
+}
+
+// list checks that v is a list and calls each for every item.
+func (d *stateDecoder) list(path string, v *textValue, what string, each func(i int, path string, v *textValue)) {
+	if v.kind != textList {
+		d.wrong(path, v, "a list of "+what)
+		return
+	}
+	for i, item := range v.items {
+		each(i, fmt.Sprintf("%s[%d]", path, i), item)
+	}
+}
+
+func (d *stateDecoder) state(v *textValue) *State {
+	s := &State{}
+	f := d.fields("", v, "a State", stateFields)
+	if sv := f["services"]; sv != nil {
+		d.entries("services", sv, "services by ID", func(id, path string, v *textValue) {
+			svc, ok := d.service(path, v)
+			if !ok {
+				return
+			}
+			if s.Services == nil {
+				s.Services = map[string]Service{}
+			}
+			s.Services[id] = svc
+		})
+	}
+	if nv := f["node"]; nv != nil {
+		nf := d.fields("node", nv, "node", nodeFields)
+		s.Node.Addresses = d.addrs("node.addresses", nf["addresses"])
+		s.Node.NodePortCIDRs = d.prefixes("node.nodePortCIDRs", nf["nodePortCIDRs"])
+	}
+	return s
+}
+
+func (d *stateDecoder) service(path string, v *textValue) (Service, bool) {
+	var s Service
+	if v.kind != textObject {
+		d.wrong(path, v, "an object (a service)")
+		return s, false
+	}
+	f := d.fields(path, v, "a service", serviceFields)
+	s.ClusterIPs = d.addrs(path+".clusterIPs", f["clusterIPs"])
+	if pv := f["ports"]; pv != nil {
+		d.list(path+".ports", pv, "ports", func(_ int, path string, v *textValue) {
+			s.Ports = append(s.Ports, d.port(path, v))
+		})
+	}
+	s.ExternalIPs = d.addrs(path+".externalIPs", f["externalIPs"])
+	s.LoadBalancerIPs = d.addrs(path+".loadBalancerIPs", f["loadBalancerIPs"])
+	s.LoadBalancerSourceRanges = d.prefixes(path+".loadBalancerSourceRanges", f["loadBalancerSourceRanges"])
+	if av := f["sessionAffinity"]; av != nil {
+		af := d.fields(path+".sessionAffinity", av, "session affinity", affinityFields)
+		s.SessionAffinity = &SessionAffinity{Timeout: d.duration(path+".sessionAffinity.timeout", af["timeout"])}
+	}
+	s.ExternalTrafficPolicy = d.trafficPolicy(path+".externalTrafficPolicy", f["externalTrafficPolicy"])
+	s.InternalTrafficPolicy = d.trafficPolicy(path+".internalTrafficPolicy", f["internalTrafficPolicy"])
+	s.Scheduler = d.str(path+".scheduler", f["scheduler"])
+	s.SchedulerFlags = d.schedFlags(path+".schedulerFlags", f["schedulerFlags"], s.Scheduler)
+	s.HealthCheckNodePort = d.integer(path+".healthCheckNodePort", f["healthCheckNodePort"])
+	if ev := f["endpoints"]; ev != nil {
+		d.list(path+".endpoints", ev, "endpoints", func(_ int, path string, v *textValue) {
+			s.Endpoints = append(s.Endpoints, d.endpoint(path, v))
+		})
+	}
+	return s, true
+}
+
+func (d *stateDecoder) port(path string, v *textValue) Port {
+	f := d.fields(path, v, "a port", portFields)
+	return Port{
+		Name:       d.str(path+".name", f["name"]),
+		Protocol:   d.protocol(path+".protocol", f["protocol"]),
+		Port:       d.integer(path+".port", f["port"]),
+		TargetPort: d.integer(path+".targetPort", f["targetPort"]),
+		NodePort:   d.integer(path+".nodePort", f["nodePort"]),
+	}
+}
+
+func (d *stateDecoder) endpoint(path string, v *textValue) Endpoint {
+	f := d.fields(path, v, "an endpoint", endpointFields)
+	e := Endpoint{
+		Addr:        d.addr(path+".addr", f["addr"]),
+		Ready:       d.boolean(path+".ready", f["ready"]),
+		Serving:     d.boolean(path+".serving", f["serving"]),
+		Terminating: d.boolean(path+".terminating", f["terminating"]),
+		Local:       d.boolean(path+".local", f["local"]),
+	}
+	if f["addr"] == nil && v.kind == textObject {
+		d.add(path+".addr", v.line, "", "is missing (an endpoint needs an address)")
+	}
+	if pv := f["ports"]; pv != nil {
+		d.entries(path+".ports", pv, "port numbers by port name", func(name, path string, v *textValue) {
+			if e.Ports == nil {
+				e.Ports = map[string]int{}
+			}
+			e.Ports[name] = d.integer(path, v)
+		})
+	}
+	return e
+}
+
+// The leaves: each takes nil (absent or null) as the zero value.
+
+func (d *stateDecoder) str(path string, v *textValue) string {
+	if v == nil {
+		return ""
+	}
+	if v.kind != textString {
+		d.wrong(path, v, "a string")
+		return ""
+	}
+	return v.text
+}
+
+func (d *stateDecoder) boolean(path string, v *textValue) bool {
+	if v == nil {
+		return false
+	}
+	if v.kind != textBool {
+		d.wrong(path, v, "true or false")
+		return false
+	}
+	return v.text == "true"
+}
+
+func (d *stateDecoder) integer(path string, v *textValue) int {
+	if v == nil {
+		return 0
+	}
+	if v.kind != textNumber {
+		d.wrong(path, v, "a number")
+		return 0
+	}
+	n, err := strconv.Atoi(v.text)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		d.add(path, v.line, v.text, "is out of range")
+	case err != nil: // 1.5, 1e3, YAML's .inf
+		d.add(path, v.line, v.text, "is not a whole number")
+	}
+	return n
+}
+
+func (d *stateDecoder) addr(path string, v *textValue) netip.Addr {
+	s := d.str(path, v)
+	if v == nil || v.kind != textString {
+		return netip.Addr{}
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		d.add(path, v.line, v.shown(), "is not an IP address")
+	}
+	return a
+}
+
+func (d *stateDecoder) addrs(path string, v *textValue) []netip.Addr {
+	var out []netip.Addr
+	if v != nil {
+		d.list(path, v, "addresses", func(_ int, path string, v *textValue) {
+			out = append(out, d.addr(path, v))
+		})
+	}
+	return out
+}
+
+func (d *stateDecoder) prefixes(path string, v *textValue) []netip.Prefix {
+	var out []netip.Prefix
+	if v != nil {
+		d.list(path, v, "prefixes", func(_ int, path string, v *textValue) {
+			s := d.str(path, v)
+			if v.kind != textString {
+				out = append(out, netip.Prefix{})
+				return
+			}
+			p, err := netip.ParsePrefix(s)
+			if err != nil {
+				d.add(path, v.line, v.shown(), "is not a prefix (address/bits)")
+			}
+			out = append(out, p)
+		})
+	}
+	return out
+}
+
+// protocol reads TCP, UDP or SCTP in any case; absent means TCP.
+func (d *stateDecoder) protocol(path string, v *textValue) Protocol {
+	if v == nil {
+		return TCP
+	}
+	s := d.str(path, v)
+	switch p := Protocol(strings.ToUpper(s)); p {
+	case TCP, UDP, SCTP:
+		return p
+	}
+	if v.kind == textString {
+		d.add(path, v.line, v.shown(), "is not TCP, UDP or SCTP")
+	}
+	return Protocol(s)
+}
+
+// trafficPolicy reads Cluster or Local in any case; absent means Cluster.
+func (d *stateDecoder) trafficPolicy(path string, v *textValue) TrafficPolicy {
+	s := d.str(path, v)
+	switch {
+	case v == nil || v.kind != textString:
+		return Cluster
+	case strings.EqualFold(s, "Cluster"):
+		return Cluster
+	case strings.EqualFold(s, "Local"):
+		return Local
+	}
+	d.add(path, v.line, v.shown(), "is not Cluster or Local")
+	return Cluster
+}
+
+// duration reads a Go duration ("10m", "3h", "600s") or a number of
+// seconds.
+func (d *stateDecoder) duration(path string, v *textValue) time.Duration {
+	if v == nil {
+		return 0
+	}
+	var text string
+	switch v.kind {
+	case textString:
+		text = v.text
+	case textNumber:
+		text = v.text + "s"
+	default:
+		d.wrong(path, v, `a duration ("10m", "3h") or a number of seconds`)
+		return 0
+	}
+	t, err := time.ParseDuration(text)
+	if err != nil {
+		d.add(path, v.line, v.shown(), `is not a duration ("10m", "3h") or a number of seconds`)
+	}
+	return t
+}
+
+// schedFlags reads a list of ipvsadm's flag names for the scheduler sched
+// (none is rr), in any case.
+func (d *stateDecoder) schedFlags(path string, v *textValue, sched string) ipvs.SchedFlags {
+	if sched == "" {
+		sched = "rr"
+	}
+	var flags ipvs.SchedFlags
+	if v == nil {
+		return 0
+	}
+	d.list(path, v, `flag names such as "sh-port"`, func(_ int, path string, v *textValue) {
+		name := strings.ToLower(d.str(path, v))
+		if v.kind != textString {
+			return
+		}
+		f, err := ipvs.ParseSchedFlags(sched, name)
+		if err == nil {
+			flags |= f
+			return
+		}
+		for _, owner := range []string{"sh", "mh"} {
+			if slices.Contains(ipvs.SchedFlagNames(owner), name) {
+				d.add(path, v.line, v.shown(), "is a flag of the %s scheduler, not of %s", owner, sched)
+				return
+			}
+		}
+		d.add(path, v.line, v.shown(), "is not a flag of the %s scheduler (%s)", sched, strings.Join(ipvs.SchedFlagNames(sched), ", "))
+	})
+	return flags
+}

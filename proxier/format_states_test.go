@@ -1,0 +1,59 @@
+package proxier
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// statesDir holds an example State file per kind of service.
+const statesDir = "../examples/states"
+
+// The example files decode, and a dual-stack Proxier over the fakes
+// serves each: the documentation's examples stay valid, and each makes the
+// virtual server it is there to show.
+func TestExampleStates(t *testing.T) {
+	shows := map[string]string{ // a line of the IPVS table each example makes
+		"clusterip.yaml":     "-A -t 198.18.100.1:80 -s rr",
+		"nodeport.json":      "-A -u 198.18.0.10:30053 -s rr",
+		"loadbalancer.yaml":  "-A -t 198.18.103.1:443 -s rr",
+		"externalip.yaml":    "-A -t 198.18.102.1:8080 -s rr",
+		"no-cluster-ip.yaml": "-A -t 198.18.0.10:30080 -s rr",
+		"affinity-sh.yaml":   "-A -u 198.18.100.50:7777 -s sh -p 1800 -b sh-fallback,sh-port",
+		"dualstack.yaml":     "-A -t [2001:db8:100::60]:80 -s rr",
+	}
+	files, err := os.ReadDir(statesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, f := range files {
+		t.Run(f.Name(), func(t *testing.T) {
+			want, ok := shows[f.Name()]
+			if !ok {
+				t.Fatalf("no line of the IPVS table is expected of %s: add one here", f.Name())
+			}
+			seen++
+			data, err := os.ReadFile(filepath.Join(statesDir, f.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := DecodeState(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := newFakeNode(t)
+			if _, err := n.p.Sync(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+			if dump := n.ipvs.Dump(); !strings.Contains(dump, want+"\n") {
+				t.Errorf("the IPVS table has no %q:\n%s", want, dump)
+			}
+		})
+	}
+	if seen != len(shows) {
+		t.Errorf("%d of the %d example files are in %s", seen, len(shows), statesDir)
+	}
+}
