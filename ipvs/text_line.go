@@ -314,25 +314,14 @@ func (l *textLine) readNetmask(v6 bool) *TextError {
 
 func (l *textLine) readSchedFlags() *TextError {
 	for _, f := range strings.Split(l.flagsRaw, ",") {
-		var bit uint32
-		switch f {
-		case "flag-1":
-			bit = textSched1
-		case "flag-2":
-			bit = textSched2
-		case "flag-3":
-			bit = textSched3
-		case "sh-fallback", "mh-fallback":
-			bit = textSched1
-		case "sh-port", "mh-port":
-			bit = textSched2
-		default:
+		n, ok := lookupSchedFlag(f)
+		switch {
+		case !ok:
 			return textErr("sched-flags", f, "unknown scheduler flag")
-		}
-		if (strings.HasPrefix(f, "sh-") || strings.HasPrefix(f, "mh-")) && l.sched != f[:2] {
+		case n.sched != "" && n.sched != l.sched:
 			return textErr("sched-flags", f, "not a flag of the %s scheduler", l.sched)
 		}
-		l.schedFlags |= bit
+		l.schedFlags |= uint32(n.bit)
 	}
 	return nil
 }

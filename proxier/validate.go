@@ -39,7 +39,11 @@ func (e *ValidationError) Error() string {
 	for i, p := range e.Problems {
 		lines[i] = p.String()
 	}
-	return fmt.Sprintf("proxier: invalid state (%d problems):\n  %s", len(e.Problems), strings.Join(lines, "\n  "))
+	n := fmt.Sprintf("%d problems", len(e.Problems))
+	if len(e.Problems) == 1 {
+		n = "1 problem"
+	}
+	return fmt.Sprintf("proxier: invalid state (%s):\n  %s", n, strings.Join(lines, "\n  "))
 }
 
 type validator struct {
