@@ -2,8 +2,8 @@
 // for a node agent: it reads a proxier.State from a JSON or YAML file (the
 // form docs/state-format.md describes; examples/states has one per kind of
 // service), makes the current network namespace serve it, and prints what
-// it did. Run it as root on a
-// kernel with IPVS. With -cleanup it removes everything it owns instead.
+// it did (the plan, any warnings, and the kernel's IPVS table as ipvsadm -Ln
+// shows it). Run it as root on a kernel with IPVS. With -cleanup it removes everything it owns instead.
 //
 //	minimal state.json
 //	minimal -dry-run state.json   # print the plan, change nothing
@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/proxier"
 )
 
@@ -72,5 +73,26 @@ func run(ctx context.Context, path string, dryRun, cleanup bool) error {
 		return err
 	}
 	fmt.Print(res.Plan)
-	return nil
+	for _, w := range res.Warnings {
+		fmt.Fprintln(os.Stderr, "minimal: warning:", w)
+	}
+	return printTable(ctx)
+}
+
+// printTable prints the IPVS table of this namespace, as ipvsadm -Ln does.
+func printTable(ctx context.Context) error {
+	c, err := ipvs.New(nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	info, err := c.Info(ctx)
+	if err != nil {
+		return err
+	}
+	snap, err := c.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	return snap.WriteTable(os.Stdout, ipvs.TableOptions{Info: &info})
 }
