@@ -64,11 +64,11 @@ func resolveFamily(ctx context.Context, conn nlconn.Transport) (netlink.HeaderTy
 	for _, m := range msgs {
 		attrs, err := genlAttrs(m.Data)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("ipvs: resolving the %q generic netlink family: %w", genlName, err)
 		}
 		ad, err := netlink.NewAttributeDecoder(attrs)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("ipvs: resolving the %q generic netlink family: %w", genlName, err)
 		}
 		for ad.Next() {
 			if ad.Type() == unix.CTRL_ATTR_FAMILY_ID {

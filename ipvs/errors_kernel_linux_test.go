@@ -6,12 +6,14 @@ import (
 	"io/fs"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 	"github.com/ipvskit/ipvskit/internal/nlconn/nlconntest"
 	"github.com/ipvskit/ipvskit/internal/testutil"
 	"github.com/ipvskit/ipvskit/internal/vm"
+	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -153,4 +155,17 @@ func TestIntegrationMissingSchedulerModule(t *testing.T) {
 	}
 	checkKernelError(t, be.Failed[0].Err, `ipvs: add service udp [2001:db8::1]:53: scheduler "sh" not available (module ip_vs_sh)`, true)
 	diffLines(t, "virtual servers", theirs, saved(t, ns))
+}
+
+// A reply the client cannot decode is named once as ipvs's: the decoders'
+// errors carry no prefix of their own under the *Error that holds them.
+func TestUndecodableReplySaysIPVSOnce(t *testing.T) {
+	k := ServiceKey{Protocol: TCP, Addr: netip.MustParseAddr("198.18.100.1"), Port: 83}
+	req := ipvsReq(cmdGetService, nil)
+	req.Replies = []netlink.Message{{Data: []byte{1}}} // shorter than a genetlink header
+	c, _ := scriptedClient(t, nlconntest.Call{Op: nlconntest.Execute, Requests: []nlconntest.Request{req}})
+	_, err := c.GetService(context.Background(), k)
+	if err == nil || !strings.HasPrefix(err.Error(), "ipvs: get service tcp 198.18.100.1:83: decoding") || strings.Count(err.Error(), "ipvs:") != 1 {
+		t.Errorf("GetService of a short reply: %v; want one ipvs: prefix, then the op and what failed to decode", err)
+	}
 }
