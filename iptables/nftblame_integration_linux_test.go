@@ -3,12 +3,14 @@ package iptables
 import (
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/nftables/expr"
 	"github.com/google/nftables/xt"
 	"github.com/ipvskit/ipvskit/internal/testutil"
+	"github.com/ipvskit/ipvskit/internal/vm"
 )
 
 // A full sync whose batch the kernel refuses because of one rule names that
@@ -76,6 +78,49 @@ func TestIntegrationNFTablesNamesRefusedRule(t *testing.T) {
 			}
 			if out := ns.Exec(t, "nft", "list", "table", fam, "other"); !strings.Contains(out, "meta mark 0x00000002 accept") {
 				t.Errorf("the other program's table changed:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestIntegrationNFTablesMissingModuleNamesRule applies the sample ruleset
+// beside another program's table. In the VM rig (and on the host) nft_ct is
+// there and it works; scripts/test also runs it in a guest booted without
+// nft_ct (scripts/vmtest -without nft_ct), where the full sync must fail
+// naming the rule that uses ct, in its chain, and the module, as
+// ErrNotSupported, changing nothing.
+func TestIntegrationNFTablesMissingModuleNamesRule(t *testing.T) {
+	leftOut, err := vm.LeftOut()
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := slices.Contains(leftOut, "nft_ct")
+	for _, f := range []Family{IPv4, IPv6} {
+		t.Run(f.String(), func(t *testing.T) {
+			ns := testutil.NewNetNS(t)
+			b := newNFT(t, ns, f, 0)
+			fam, _ := nftFamily(f)
+			ns.Exec(t, "nft", "add table "+fam+" other; add chain "+fam+" other c; add rule "+fam+" other c meta mark 0x2 accept")
+			before := ns.Exec(t, "nft", "list", "ruleset")
+			err := b.Apply(testCtx(t), sample(f, Options{}))
+			t.Logf("nft_ct left out: %v; Apply: %v", missing, err)
+			if !missing {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var re *RuleError
+			want := "ct state new " + fam + " daddr @ipvs-ips reject"
+			if !errors.As(err, &re) || re.Chain != "ipvs-filter" || re.Rule != want || re.Missing != "nft_ct" ||
+				!errors.Is(err, ErrNotSupported) || errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("Apply without nft_ct: %v\nwant a *RuleError naming chain ipvs-filter, rule %q and module nft_ct, ErrNotSupported and not fs.ErrNotExist", err, want)
+			}
+			if w := testutil.RepeatedPrefix(err.Error()); w != "" {
+				t.Errorf("%q says %q twice", err, w)
+			}
+			if after := ns.Exec(t, "nft", "list", "ruleset"); after != before {
+				t.Fatalf("the failed sync changed the ruleset (-before +after):\n%s", lineDiff(before, after))
 			}
 		})
 	}
