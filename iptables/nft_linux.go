@@ -32,6 +32,9 @@ type nftBackend struct {
 	// beforeFlush, when set (by tests), is called with each batch before
 	// it is sent; an error it queues makes the kernel refuse the batch.
 	beforeFlush func(c *nftables.Conn, batch int)
+	// editChains, when set (by tests), changes the table's chains before
+	// they are sent (and before blameRule sends them again).
+	editChains func([]nftChain)
 }
 
 func newNFTBackend(cfg *NFTablesConfig) (*nftBackend, error) {
@@ -139,6 +142,9 @@ func (b *nftBackend) writeFull(ctx context.Context, r *Ruleset, _ bool) error {
 			continue // the ruleset changed since the read: read again
 		}
 		if missingFeature(err) {
+			if rerr := b.blameRule(ctx, r); rerr != nil {
+				return rerr
+			}
 			return b.diagnose(ctx, err)
 		}
 		return err
@@ -169,7 +175,7 @@ func (b *nftBackend) recreate(ctx context.Context, r *Ruleset, gen uint32) error
 		sets[s], ids[s] = spec, spec.ID
 	}
 	// All chains first: a rule may jump to a chain defined after its own.
-	chains := nftChains(r, ids)
+	chains := b.chains(r, ids)
 	made := make([]*nftables.Chain, len(chains))
 	for i, ch := range chains {
 		chain := &nftables.Chain{Name: ch.name, Table: t}

@@ -56,6 +56,9 @@ func TestIntegrationNFTablesNamesMissingModule(t *testing.T) {
 				!strings.Contains(err.Error(), "module nf_tables missing") {
 				t.Fatalf("want an ErrNotSupported naming the test feature, got %v", err)
 			}
+			if w := testutil.RepeatedPrefix(err.Error()); w != "" || strings.Count(err.Error(), "nftables:") != 1 {
+				t.Errorf("%q repeats a prefix", err)
+			}
 			if after := ns.Exec(t, "nft", "list", "ruleset"); after != before {
 				t.Fatalf("the diagnosis left something behind (-before +after):\n%s", lineDiff(before, after))
 			}

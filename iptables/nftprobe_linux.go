@@ -78,8 +78,9 @@ func (b *nftBackend) diagnose(ctx context.Context, cause error) error {
 		}
 		err := b.probe(ctx, p)
 		if missingFeature(err) {
-			return fmt.Errorf("nftables: the kernel refuses the %s: %w: module %s missing: %w",
-				p.kind, ErrNotSupported, nftModule(p.kind, b.cfg.Family), cause)
+			// cause says "nftables:" and what was being done already.
+			return fmt.Errorf("%w: the kernel refuses the %s: %w: module %s missing",
+				cause, p.kind, ErrNotSupported, nftModule(p.kind, b.cfg.Family))
 		}
 	}
 	return cause

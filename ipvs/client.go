@@ -56,25 +56,29 @@ func New(cfg *Config) (*Client, error) {
 func (c *Client) Close() error { return c.c.close() }
 
 // AddService creates a service (ipvsadm -A). A service with the same key
-// already existing is an error wrapping fs.ErrExist.
+// already existing is an error wrapping fs.ErrExist; a scheduler or
+// persistence engine the kernel cannot load, an *UnavailableError naming its
+// module, which wraps ErrNotSupported (not fs.ErrNotExist).
 func (c *Client) AddService(ctx context.Context, s Service) error {
 	return c.c.serviceOp(ctx, OpAddService, s)
 }
 
 // UpdateService changes a service's scheduler, flags and persistence
-// (ipvsadm -E). A missing service is an error wrapping fs.ErrNotExist.
+// (ipvsadm -E). A missing service is a *NoServiceError, which wraps
+// fs.ErrNotExist; a scheduler or persistence engine the kernel cannot load,
+// an *UnavailableError (ErrNotSupported).
 func (c *Client) UpdateService(ctx context.Context, s Service) error {
 	return c.c.serviceOp(ctx, OpUpdateService, s)
 }
 
 // DeleteService deletes a service and its destinations (ipvsadm -D). A
-// missing service is an error wrapping fs.ErrNotExist.
+// missing service is a *NoServiceError, which wraps fs.ErrNotExist.
 func (c *Client) DeleteService(ctx context.Context, k ServiceKey) error {
 	return c.c.serviceOp(ctx, OpDeleteService, keyService(k))
 }
 
-// GetService returns one service with its counters. A missing service is an
-// error wrapping fs.ErrNotExist.
+// GetService returns one service with its counters. A missing service is a
+// *NoServiceError, which wraps fs.ErrNotExist.
 func (c *Client) GetService(ctx context.Context, k ServiceKey) (ServiceInfo, error) {
 	return c.c.getService(ctx, k)
 }
@@ -86,20 +90,22 @@ func (c *Client) Services(ctx context.Context) ([]ServiceInfo, error) {
 
 // AddDestination adds d to the service k (ipvsadm -a). A destination with the
 // same address and port already in the service is an error wrapping
-// fs.ErrExist; a missing service one wrapping fs.ErrNotExist.
+// fs.ErrExist; a missing service a *NoServiceError, which wraps
+// fs.ErrNotExist.
 func (c *Client) AddDestination(ctx context.Context, k ServiceKey, d Destination) error {
 	return c.c.destOp(ctx, OpAddDestination, k, d)
 }
 
 // UpdateDestination changes d's forwarding method, weight, thresholds and
-// tunnel settings in service k, in place (ipvsadm -e). A missing service or
-// destination is an error wrapping fs.ErrNotExist.
+// tunnel settings in service k, in place (ipvsadm -e). A missing service (a
+// *NoServiceError) or destination is an error wrapping fs.ErrNotExist.
 func (c *Client) UpdateDestination(ctx context.Context, k ServiceKey, d Destination) error {
 	return c.c.destOp(ctx, OpUpdateDestination, k, d)
 }
 
 // DeleteDestination removes a destination from service k (ipvsadm -d). A
-// missing service or destination is an error wrapping fs.ErrNotExist.
+// missing service (a *NoServiceError) or destination is an error wrapping
+// fs.ErrNotExist.
 func (c *Client) DeleteDestination(ctx context.Context, k ServiceKey, d DestinationKey) error {
 	return c.c.destOp(ctx, OpDeleteDestination, k, Destination{Addr: d.Addr, Port: d.Port})
 }
@@ -126,7 +132,9 @@ func (c *Client) Snapshot(ctx context.Context) (Snapshot, error) {
 // bounded by the socket buffers), with one kernel ack per send. It returns
 // nil when every request succeeded, b.Err() (sending nothing) when a request
 // was invalid, and otherwise a *BatchError listing each failed request with
-// its error; the other requests were applied.
+// its error; the other requests were applied. Each failed request's error
+// is what the single call would return (an *Error holding, for instance, an
+// *UnavailableError or a *NoServiceError).
 func (c *Client) Apply(ctx context.Context, b *Batch) error {
 	return c.c.apply(ctx, b)
 }
@@ -167,7 +175,8 @@ func (c *Client) StopDaemon(ctx context.Context, state DaemonState) error {
 }
 
 // ZeroService zeroes the counters of service k and its destinations
-// (ipvsadm -Z -t ...). A missing service is an error wrapping fs.ErrNotExist.
+// (ipvsadm -Z -t ...). A missing service is a *NoServiceError, which wraps
+// fs.ErrNotExist.
 func (c *Client) ZeroService(ctx context.Context, k ServiceKey) error {
 	return c.c.zero(ctx, &k)
 }

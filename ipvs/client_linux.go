@@ -64,11 +64,11 @@ func resolveFamily(ctx context.Context, conn nlconn.Transport) (netlink.HeaderTy
 	for _, m := range msgs {
 		attrs, err := genlAttrs(m.Data)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("ipvs: resolving the %q generic netlink family: %w", genlName, err)
 		}
 		ad, err := netlink.NewAttributeDecoder(attrs)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("ipvs: resolving the %q generic netlink family: %w", genlName, err)
 		}
 		for ad.Next() {
 			if ad.Type() == unix.CTRL_ATTR_FAMILY_ID {
@@ -110,8 +110,7 @@ func (c *client) serviceOp(ctx context.Context, kind OpKind, s Service) error {
 	if err != nil {
 		return &Error{Op: kind.String(), Object: op.object(), Err: err}
 	}
-	_, err = c.exec(ctx, kind.String(), op.object(), 0, opRequest(op))
-	return err
+	return c.execOp(ctx, op)
 }
 
 func (c *client) destOp(ctx context.Context, kind OpKind, k ServiceKey, d Destination) error {
@@ -125,8 +124,17 @@ func (c *client) destOp(ctx context.Context, kind OpKind, k ServiceKey, d Destin
 	if err != nil {
 		return &Error{Op: kind.String(), Object: op.object(), Err: err}
 	}
-	_, err = c.exec(ctx, kind.String(), op.object(), 0, opRequest(op))
-	return err
+	return c.execOp(ctx, op)
+}
+
+// execOp sends the request op, naming in its error what the errno alone
+// would not (kernelCause).
+func (c *client) execOp(ctx context.Context, op Op) error {
+	_, err := c.conn.Execute(ctx, netlink.Message{
+		Header: netlink.Header{Type: c.family},
+		Data:   opRequest(op),
+	})
+	return opError(op, err)
 }
 
 func (c *client) getService(ctx context.Context, k ServiceKey) (ServiceInfo, error) {
@@ -136,7 +144,7 @@ func (c *client) getService(ctx context.Context, k ServiceKey) (ServiceInfo, err
 	}
 	replies, err := c.exec(ctx, op, k.String(), 0, serviceRequest(cmdGetService, keyService(k), false))
 	if err != nil {
-		return ServiceInfo{}, err
+		return ServiceInfo{}, serviceMissing(k, err)
 	}
 	if len(replies) != 1 {
 		return ServiceInfo{}, &Error{Op: op, Object: k.String(), Err: fmt.Errorf("%d replies, want 1", len(replies))}
@@ -214,7 +222,7 @@ func (c *client) apply(ctx context.Context, b *Batch) error {
 	}
 	for i, e := range errs {
 		if e != nil {
-			be.Failed = append(be.Failed, FailedOp{Index: i, Op: ops[i], Err: newError(ops[i].Kind.String(), ops[i].object(), e)})
+			be.Failed = append(be.Failed, FailedOp{Index: i, Op: ops[i], Err: opError(ops[i], e)})
 		}
 	}
 	if be.Err == nil && len(be.Failed) == 0 {
@@ -315,7 +323,7 @@ func (c *client) zero(ctx context.Context, k *ServiceKey) error {
 		return &Error{Op: "zero counters", Object: k.String(), Err: err}
 	}
 	_, err := c.exec(ctx, "zero counters", k.String(), 0, serviceRequest(cmdZero, keyService(*k), false))
-	return err
+	return serviceMissing(*k, err)
 }
 
 func (c *client) flush(ctx context.Context) error {

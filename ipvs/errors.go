@@ -36,12 +36,24 @@ type Error struct {
 	Err error
 }
 
-func (e *Error) Error() string {
-	s := "ipvs: " + e.Op
+func (e *Error) Error() string { return "ipvs: " + e.text() }
+
+// text is the message without the package prefix, for errors that hold
+// this one and say "ipvs:" themselves (BatchError).
+func (e *Error) text() string {
+	s := e.Op
 	if e.Object != "" {
 		s += " " + e.Object
 	}
 	return s + ": " + e.Err.Error()
+}
+
+// unprefixed is err's message without "ipvs: " when err is an *Error.
+func unprefixed(err error) string {
+	if e, ok := err.(*Error); ok {
+		return e.text()
+	}
+	return err.Error()
 }
 
 // Unwrap returns the cause.
@@ -123,11 +135,11 @@ type FailedOp struct {
 func (e *BatchError) Error() string {
 	s := "ipvs: batch:"
 	if e.Err != nil {
-		s += fmt.Sprintf(" cut short: %v;", e.Err)
+		s += " cut short: " + unprefixed(e.Err) + ";"
 	}
 	s += fmt.Sprintf(" %d of %d requests failed", len(e.Failed), e.Total)
 	if len(e.Failed) > 0 {
-		s += fmt.Sprintf("; first (#%d): %v", e.Failed[0].Index, e.Failed[0].Err)
+		s += fmt.Sprintf("; first (#%d): %s", e.Failed[0].Index, unprefixed(e.Failed[0].Err))
 	}
 	return s
 }

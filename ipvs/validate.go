@@ -76,16 +76,31 @@ func validateName(field, name string, maxLen int, required bool) error {
 	return nil
 }
 
+// validateModuleName checks a scheduler or persistence engine name: the
+// kernel loads its module as ip_vs_NAME (ip_vs_pe_NAME), so it is made of
+// the characters of module names.
+func validateModuleName(field, name string, maxLen int, required bool) error {
+	if err := validateName(field, name, maxLen, required); err != nil {
+		return err
+	}
+	for _, r := range name {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-') {
+			return invalid(field, name, "%q is not allowed in a module name (want letters, digits, _ and -)", r)
+		}
+	}
+	return nil
+}
+
 // validateService checks a service to add or update.
 func validateService(s Service) error {
 	k := s.Key()
 	if err := validateKey(k); err != nil {
 		return err
 	}
-	if err := validateName("Service.Scheduler", s.Scheduler, schedNameMax, true); err != nil {
+	if err := validateModuleName("Service.Scheduler", s.Scheduler, schedNameMax, true); err != nil {
 		return err
 	}
-	if err := validateName("Service.PersistenceEngine", s.PersistenceEngine, peNameMax, false); err != nil {
+	if err := validateModuleName("Service.PersistenceEngine", s.PersistenceEngine, peNameMax, false); err != nil {
 		return err
 	}
 	if s.SchedFlags&^allSchedFlags != 0 {
@@ -93,6 +108,10 @@ func validateService(s Service) error {
 	}
 	p := s.Persistence
 	switch {
+	case k.FWMark == 0 && k.Port == 0 && p.Timeout == 0:
+		// ipvsadm refuses it too: port 0 matches every port, which only
+		// a persistent service may do.
+		return invalid("Service.Port", k.Port, "0 (every port) needs persistence (Persistence.Timeout)")
 	case p.Timeout < 0 || p.Timeout%time.Second != 0 || p.Timeout/time.Second > math.MaxUint32:
 		return invalid("Service.Persistence.Timeout", p.Timeout, "want whole seconds from 0 to 2^32-1")
 	case p.Timeout == 0 && p.PrefixLen != 0:

@@ -25,7 +25,14 @@ func TestValidateService(t *testing.T) {
 		{"Service.Scheduler", func(s *Service) { s.Scheduler = "" }},
 		{"Service.Scheduler", func(s *Service) { s.Scheduler = "sixteen-bytes-xx" }},
 		{"Service.Scheduler", func(s *Service) { s.Scheduler = "r\x00r" }},
+		{"Service.Scheduler", func(s *Service) { s.Scheduler = "r r" }},
+		{"Service.Scheduler", func(s *Service) { s.Scheduler = "../rr" }},
+		{"Service.Scheduler", func(s *Service) { s.Scheduler = "rr\n" }},
 		{"Service.PersistenceEngine", func(s *Service) { s.PersistenceEngine = strings.Repeat("p", 16) }},
+		{"Service.PersistenceEngine", func(s *Service) { s.PersistenceEngine = "s/p" }},
+		{"Service.Port", func(s *Service) { s.Port = 0 }},
+		{"Service.Port", func(s *Service) { s.Port, s.Protocol = 0, UDP }},
+		{"Service.Port", func(s *Service) { s.Port, s.Protocol = 0, SCTP }},
 		{"Service.SchedFlags", func(s *Service) { s.SchedFlags = 0x1 }},
 		{"Service.Persistence.Timeout", func(s *Service) { s.Persistence.Timeout = 1500 * time.Millisecond }},
 		{"Service.Persistence.Timeout", func(s *Service) { s.Persistence.Timeout = -time.Second }},
@@ -46,6 +53,20 @@ func TestValidateService(t *testing.T) {
 	v6 := Service{Protocol: TCP, Addr: mustAddr("2001:db8::1"), Port: 80, Scheduler: "rr", Persistence: Persistence{Timeout: time.Second, PrefixLen: 128}}
 	if err := validateService(v6); err != nil {
 		t.Fatalf("IPv6 /128 persistence refused: %v", err)
+	}
+}
+
+// A port-0 service matches every port: only a persistent one may (as
+// ipvsadm insists). Module-name characters pass.
+func TestValidateServicePortZero(t *testing.T) {
+	for _, s := range []Service{
+		{Protocol: TCP, Addr: mustAddr("198.18.0.1"), Port: 0, Scheduler: "rr", Persistence: Persistence{Timeout: 300 * time.Second}},
+		{Protocol: UDP, Addr: mustAddr("2001:db8::1"), Port: 0, Scheduler: "my_sched-2", Persistence: Persistence{Timeout: time.Second}},
+		{FWMark: 1, Family: IPv4, Scheduler: "none", PersistenceEngine: "sip"},
+	} {
+		if err := validateService(s); err != nil {
+			t.Errorf("%+v refused: %v", s, err)
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ var errMissing = errors.New("attribute missing")
 // genlAttrs strips the genetlink header (struct genlmsghdr) of a reply.
 func genlAttrs(b []byte) ([]byte, error) {
 	if len(b) < 4 {
-		return nil, fmt.Errorf("ipvs: decoding reply: %d bytes, shorter than a genetlink header", len(b))
+		return nil, fmt.Errorf("decoding reply: %d bytes, shorter than a genetlink header", len(b))
 	}
 	return b[4:], nil
 }
@@ -39,10 +39,10 @@ func nested(b []byte, typ uint16) ([]byte, error) {
 		}
 	}
 	if a.err != nil {
-		return nil, fmt.Errorf("ipvs: decoding reply: %w", a.err)
+		return nil, fmt.Errorf("decoding reply: %w", a.err)
 	}
 	if found == nil {
-		return nil, fmt.Errorf("ipvs: decoding reply: %w: type %d", errMissing, typ)
+		return nil, fmt.Errorf("decoding reply: %w: type %d", errMissing, typ)
 	}
 	return found, nil
 }
@@ -152,14 +152,14 @@ func decodeService(b []byte) (ServiceInfo, error) {
 		}
 	}
 	if a.err != nil {
-		return si, fmt.Errorf("ipvs: decoding service: %w", a.err)
+		return si, fmt.Errorf("decoding service: %w", a.err)
 	}
 	if !haveAF {
-		return si, fmt.Errorf("ipvs: decoding service: address family %w", errMissing)
+		return si, fmt.Errorf("decoding service: address family %w", errMissing)
 	}
 	if s.FWMark == 0 {
 		if s.Addr, err = decodeAddr(addr, s.Family); err != nil {
-			return si, fmt.Errorf("ipvs: decoding service: %w", err)
+			return si, fmt.Errorf("decoding service: %w", err)
 		}
 	} else {
 		s.Protocol = 0 // the kernel keeps TCP internally for fwmark services
@@ -171,7 +171,7 @@ func decodeService(b []byte) (ServiceInfo, error) {
 		if netmaskRaw != nil {
 			pl, err := prefixLen(s.Family, netmaskRaw)
 			if err != nil {
-				return si, fmt.Errorf("ipvs: decoding service: %w", err)
+				return si, fmt.Errorf("decoding service: %w", err)
 			}
 			if int(pl) != s.Family.Bits() {
 				s.Persistence.PrefixLen = pl
@@ -184,7 +184,7 @@ func decodeService(b []byte) (ServiceInfo, error) {
 		si.Stats, err = decodeStats(stats32)
 	}
 	if err != nil {
-		return si, fmt.Errorf("ipvs: decoding service stats: %w", err)
+		return si, fmt.Errorf("decoding service stats: %w", err)
 	}
 	return si, nil
 }

@@ -52,13 +52,13 @@ func decodeDest(b []byte, svcFamily Family) (DestinationInfo, error) {
 		}
 	}
 	if a.err != nil {
-		return di, fmt.Errorf("ipvs: decoding destination: %w", a.err)
+		return di, fmt.Errorf("decoding destination: %w", a.err)
 	}
 	if d.Family == 0 {
 		d.Family = svcFamily
 	}
 	if d.Addr, err = decodeAddr(addr, d.Family); err != nil {
-		return di, fmt.Errorf("ipvs: decoding destination: %w", err)
+		return di, fmt.Errorf("decoding destination: %w", err)
 	}
 	if d.Forward != Tunnel {
 		// The kernel reports its zeroed tunnel fields for every method.
@@ -70,7 +70,7 @@ func decodeDest(b []byte, svcFamily Family) (DestinationInfo, error) {
 		di.Stats, err = decodeStats(stats32)
 	}
 	if err != nil {
-		return di, fmt.Errorf("ipvs: decoding destination stats: %w", err)
+		return di, fmt.Errorf("decoding destination stats: %w", err)
 	}
 	return di, nil
 }
@@ -104,7 +104,7 @@ func decodeDaemon(b []byte) (Daemon, error) {
 		}
 	}
 	if a.err != nil {
-		return d, fmt.Errorf("ipvs: decoding sync daemon: %w", a.err)
+		return d, fmt.Errorf("decoding sync daemon: %w", a.err)
 	}
 	return d, nil
 }
@@ -127,7 +127,7 @@ func topLevel(b []byte) (map[uint16]uint32, error) {
 func decodeTimeouts(b []byte) (Timeouts, error) {
 	m, err := topLevel(b)
 	if err != nil {
-		return Timeouts{}, fmt.Errorf("ipvs: decoding timeouts: %w", err)
+		return Timeouts{}, fmt.Errorf("decoding timeouts: %w", err)
 	}
 	return Timeouts{
 		TCP:    time.Duration(m[cmdAttrTimeoutTCP]) * time.Second,
@@ -140,11 +140,11 @@ func decodeTimeouts(b []byte) (Timeouts, error) {
 func decodeInfo(b []byte) (Info, error) {
 	m, err := topLevel(b)
 	if err != nil {
-		return Info{}, fmt.Errorf("ipvs: decoding info: %w", err)
+		return Info{}, fmt.Errorf("decoding info: %w", err)
 	}
 	v, ok := m[infoAttrVersion]
 	if !ok {
-		return Info{}, fmt.Errorf("ipvs: decoding info: version %w", errMissing)
+		return Info{}, fmt.Errorf("decoding info: version %w", errMissing)
 	}
 	return Info{Version: Version(v), ConnTableSize: m[infoAttrConnTabSize]}, nil
 }

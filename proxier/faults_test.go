@@ -15,6 +15,7 @@ import (
 	"github.com/ipvskit/ipvskit/conntrack/conntracktest"
 	"github.com/ipvskit/ipvskit/dummy"
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
+	"github.com/ipvskit/ipvskit/internal/testutil"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/iptables/iptablestest"
 	"github.com/ipvskit/ipvskit/ipvs"
@@ -333,6 +334,7 @@ func sweep(t *testing.T, sc scenario) {
 				if !errors.Is(err, proxiertest.ErrInjected) || !errors.As(err, &oe) || oe.Subsystem != op.Subsystem {
 					t.Fatalf("failure of %v: the run returned %v, want a proxier.OpError of %s around the injected failure", op, err, op.Subsystem)
 				}
+				checkPrefixes(t, err)
 				in.Reset()
 				if _, err := sc.run(p); err != nil {
 					t.Fatalf("after the failure of %v, the run again failed: %v", op, err)
@@ -345,6 +347,22 @@ func sweep(t *testing.T, sc scenario) {
 					sc.after(t, p, in)
 				}
 			})
+		}
+	}
+}
+
+// checkPrefixes fails t if err's message names a package twice, either in
+// a row ("proxier: ipvs: ipvs: batch") or at all ("ipvs: batch: ...; first:
+// ipvs: add service").
+func checkPrefixes(t *testing.T, err error) {
+	t.Helper()
+	msg := err.Error()
+	if w := testutil.RepeatedPrefix(msg); w != "" {
+		t.Errorf("%q says %q twice in a row", msg, w)
+	}
+	for _, p := range []string{"proxier", "ipvs", "sysctl", "conntrack", "dummy", "ipset", "iptables", "nftables"} {
+		if n := strings.Count(msg, p+": "); n > 1 {
+			t.Errorf("%q says %q %d times", msg, p+":", n)
 		}
 	}
 }

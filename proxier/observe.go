@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -46,7 +47,15 @@ type OpError struct {
 	Err       error
 }
 
-func (e *OpError) Error() string { return "proxier: " + string(e.Subsystem) + ": " + e.Err.Error() }
+func (e *OpError) Error() string {
+	// The ipvs, sysctl and conntrack packages' errors name their subsystem
+	// already: say it once.
+	msg, label := e.Err.Error(), string(e.Subsystem)+": "
+	if strings.HasPrefix(msg, label) || strings.Contains(msg, ": "+label) {
+		return "proxier: " + msg
+	}
+	return "proxier: " + label + msg
+}
 
 // Unwrap returns the subsystem's error.
 func (e *OpError) Unwrap() error { return e.Err }

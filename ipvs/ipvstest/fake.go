@@ -4,9 +4,9 @@
 // A Fake refuses what the Client refuses, with the same *ipvs.Error and
 // *ipvs.ValidationError, and fails where the kernel fails with the errno the
 // kernel returns (net/netfilter/ipvs/ip_vs_ctl.c): EEXIST for a duplicate
-// service, destination or sync daemon; ESRCH for a missing service (ENOENT
-// for a missing destination, an unknown scheduler or persistence engine);
-// EINVAL for a destination address that is not unicast. Like the kernel it
+// service, destination or sync daemon; ESRCH for a missing service, as an
+// *ipvs.NoServiceError; ENOENT for a missing destination; an unknown
+// scheduler or persistence engine as an *ipvs.UnavailableError; EINVAL for a destination address that is not unicast. Like the kernel it
 // lists a missing service's destinations as none, lists destinations newest
 // first, and starts with the kernel's timeouts (900, 120, 300 s). Dump shows
 // the table as ipvsadm -Sn text.
@@ -140,7 +140,7 @@ func (f *Fake) GetService(ctx context.Context, k ipvs.ServiceKey) (ipvs.ServiceI
 	defer f.mu.Unlock()
 	s := f.index[norm(k)]
 	if s == nil {
-		return ipvs.ServiceInfo{}, kernelErr(op, k.String(), syscall.ESRCH)
+		return ipvs.ServiceInfo{}, noService(op, k.String(), k)
 	}
 	return s.info, nil
 }

@@ -31,7 +31,7 @@ func (f *Fake) apply(op ipvs.Op) error {
 	k := op.Service.Key()
 	s := f.index[k]
 	if op.Kind != ipvs.OpAddService && s == nil {
-		return kernelErr(name, obj, syscall.ESRCH)
+		return noService(name, obj, k)
 	}
 	switch op.Kind {
 	case ipvs.OpAddService, ipvs.OpUpdateService:
@@ -39,10 +39,10 @@ func (f *Fake) apply(op ipvs.Op) error {
 			return kernelErr(name, obj, syscall.EEXIST)
 		}
 		if !slices.Contains(Schedulers, op.Service.Scheduler) {
-			return kernelErr(name, obj, syscall.ENOENT)
+			return unavailable(name, obj, op.Service)
 		}
 		if pe := op.Service.PersistenceEngine; pe != "" && pe != "sip" {
-			return kernelErr(name, obj, syscall.ENOENT)
+			return unavailable(name, obj, op.Service)
 		}
 		svc := op.Service
 		svc.Family = k.Family
@@ -184,7 +184,7 @@ func (f *Fake) ZeroService(ctx context.Context, k ipvs.ServiceKey) error {
 	defer f.mu.Unlock()
 	s := f.index[norm(k)]
 	if s == nil {
-		return kernelErr(op, k.String(), syscall.ESRCH)
+		return noService(op, k.String(), k)
 	}
 	zero(s)
 	return nil

@@ -30,6 +30,16 @@ func wantErrno(t *testing.T, err error, errno syscall.Errno) {
 	}
 }
 
+// wantUnavailable checks a missing scheduler or persistence engine: the
+// Client's message, ErrNotSupported, and not fs.ErrNotExist.
+func wantUnavailable(t *testing.T, err error, want string) {
+	t.Helper()
+	var u *ipvs.UnavailableError
+	if !errors.As(err, &u) || err.Error() != want || !errors.Is(err, ipvs.ErrNotSupported) || errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("got %v, want %q matching ipvs.ErrNotSupported and not fs.ErrNotExist", err, want)
+	}
+}
+
 func TestFakeKernelErrors(t *testing.T) {
 	f := New()
 	if err := f.AddService(ctx, web); err != nil {
@@ -46,8 +56,14 @@ func TestFakeKernelErrors(t *testing.T) {
 	wantErrno(t, err, syscall.ESRCH)
 	wantErrno(t, f.ZeroService(ctx, none), syscall.ESRCH)
 	wantErrno(t, f.AddDestination(ctx, none, be1), syscall.ESRCH)
-	wantErrno(t, f.AddService(ctx, ipvs.Service{Protocol: ipvs.TCP, Addr: vip, Port: 82, Scheduler: "nope"}), syscall.ENOENT)
-	wantErrno(t, f.AddService(ctx, ipvs.Service{Protocol: ipvs.UDP, Addr: vip, Port: 82, Scheduler: "rr", PersistenceEngine: "ftp"}), syscall.ENOENT)
+	wantUnavailable(t, f.AddService(ctx, ipvs.Service{Protocol: ipvs.TCP, Addr: vip, Port: 82, Scheduler: "nope"}),
+		`ipvs: add service tcp 198.18.0.1:82: scheduler "nope" not available (module ip_vs_nope)`)
+	wantUnavailable(t, f.AddService(ctx, ipvs.Service{Protocol: ipvs.UDP, Addr: vip, Port: 82, Scheduler: "rr", PersistenceEngine: "ftp", Persistence: ipvs.Persistence{Timeout: 1e9}}),
+		`ipvs: add service udp 198.18.0.1:82: scheduler "rr" or persistence engine "ftp" not available (module ip_vs_rr or ip_vs_pe_ftp)`)
+	err = f.AddDestination(ctx, none, be1)
+	if want := "ipvs: add destination tcp 198.18.0.1:81 destination 198.18.1.1:8080: no such virtual server tcp 198.18.0.1:81"; err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("destination to a missing service: got %v, want %q matching fs.ErrNotExist", err, want)
+	}
 
 	if err := f.AddDestination(ctx, web.Key(), be1); err != nil {
 		t.Fatal(err)

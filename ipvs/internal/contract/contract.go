@@ -42,6 +42,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) World) {
 		{"AnotherProgramsServicesAreUntouched", others},
 		{"CanceledContextChangesNothing", canceled},
 		{"InvalidBatchSendsNothing", invalidBatch},
+		{"KernelErrorsNameWhatFailed", kernelErrors},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
