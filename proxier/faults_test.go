@@ -352,17 +352,22 @@ func sweep(t *testing.T, sc scenario) {
 }
 
 // checkPrefixes fails t if err's message names a package twice, either in
-// a row ("proxier: ipvs: ipvs: batch") or at all ("ipvs: batch: ...; first:
-// ipvs: add service").
+// a row ("proxier: ipvs: ipvs: batch") or at all in one line ("ipvs:
+// batch: ...; first: ipvs: add service").
 func checkPrefixes(t *testing.T, err error) {
 	t.Helper()
 	msg := err.Error()
 	if w := testutil.RepeatedPrefix(msg); w != "" {
 		t.Errorf("%q says %q twice in a row", msg, w)
 	}
-	for _, p := range []string{"proxier", "ipvs", "sysctl", "conntrack", "dummy", "ipset", "iptables", "nftables"} {
-		if n := strings.Count(msg, p+": "); n > 1 {
-			t.Errorf("%q says %q %d times", msg, p+":", n)
+	// A joined error says each of its errors on a line of its own (one
+	// per address a link call could not bind, say): each line is one
+	// message.
+	for _, line := range strings.Split(msg, "\n") {
+		for _, p := range []string{"proxier", "ipvs", "sysctl", "conntrack", "dummy", "ipset", "iptables", "nftables"} {
+			if n := strings.Count(line, p+": "); n > 1 {
+				t.Errorf("%q says %q %d times in %q", msg, p+":", n, line)
+			}
 		}
 	}
 }
