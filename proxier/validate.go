@@ -331,18 +331,16 @@ func (v *validator) service(base string, svc *Service, nodeAddrs map[netip.Addr]
 // ipFamilies checks a service's IPFamilies: each IPv4 or IPv6, enabled,
 // listed once.
 func (v *validator) ipFamilies(base string, fams []Family) {
-	seen := map[Family]bool{}
+	p := func(i int) string { return fmt.Sprintf("%s.ipFamilies[%d]", base, i) }
 	for i, f := range fams {
-		p := fmt.Sprintf("%s.ipFamilies[%d]", base, i)
 		switch {
 		case !f.IsValid():
-			v.add(p, f, "is not IPv4 or IPv6")
+			v.add(p(i), f, "is not IPv4 or IPv6")
 		case !v.families[f]:
-			v.add(p, f, "is a family the config does not enable")
-		case seen[f]:
-			v.add(p, f, "is listed twice")
+			v.add(p(i), f, "is a family the config does not enable")
+		case slices.Contains(fams[:i], f):
+			v.add(p(i), f, "is listed twice")
 		}
-		seen[f] = true
 	}
 }
 
