@@ -127,10 +127,14 @@ func endpointPort(e *Endpoint, pt Port) int {
 }
 
 // servesFamily says whether svc's node ports and health-check port are
-// served in family f: in the families of its cluster IPs (a single-stack
-// Service has endpoints only in its own family, as in Kubernetes), or in
-// every family when it has no cluster IP.
+// served in family f (the enabled families being checked apart): in its
+// IPFamilies; without them, in the families of its cluster IPs (a
+// single-stack Service has endpoints only in its own family, as in
+// Kubernetes), or in every family when it has no cluster IP.
 func servesFamily(svc *Service, f Family) bool {
+	if len(svc.IPFamilies) > 0 {
+		return slices.Contains(svc.IPFamilies, f)
+	}
 	if len(svc.ClusterIPs) == 0 {
 		return true
 	}
@@ -138,12 +142,13 @@ func servesFamily(svc *Service, f Family) bool {
 }
 
 // nodePortAddrs are the node addresses NodePort virtual servers listen on:
-// those of an enabled family that NodePortCIDRs select (all if none), sorted.
+// those of an enabled family that NodePortCIDRs select (all if none), but
+// loopback and IPv6 link-local ones (see Node.Addresses), sorted.
 func nodePortAddrs(n *Node, fams map[Family]bool) []netip.Addr {
 	var out []netip.Addr
 	for _, a := range n.Addresses {
 		a = a.Unmap()
-		if !fams[inet.FamilyOf(a)] || a.IsLoopback() || a.IsLinkLocalUnicast() {
+		if !fams[inet.FamilyOf(a)] || !NodePortCapable(a) {
 			continue
 		}
 		if len(n.NodePortCIDRs) > 0 && !slices.ContainsFunc(n.NodePortCIDRs, func(p netip.Prefix) bool { return p.Contains(a) }) {
@@ -155,4 +160,14 @@ func nodePortAddrs(n *Node, fams map[Family]bool) []netip.Addr {
 	}
 	slices.SortFunc(out, netip.Addr.Compare)
 	return out
+}
+
+// NodePortCapable reports whether a node address can carry node ports
+// (Node.Addresses): any unicast address but loopback (127.0.0.0/8, ::1)
+// and IPv6 link-local (fe80::/10). IPv4 link-local addresses
+// (169.254.0.0/16) can, as in kube-proxy.
+func NodePortCapable(a netip.Addr) bool {
+	a = a.Unmap()
+	return a.IsValid() && !a.IsUnspecified() && !a.IsMulticast() && !a.IsLoopback() &&
+		!(a.Is6() && a.IsLinkLocalUnicast())
 }

@@ -11,6 +11,7 @@ import (
 func cloneService(s *Service) Service {
 	c := *s
 	c.ClusterIPs = slices.Clone(s.ClusterIPs)
+	c.IPFamilies = slices.Clone(s.IPFamilies)
 	c.Ports = slices.Clone(s.Ports)
 	c.ExternalIPs = slices.Clone(s.ExternalIPs)
 	c.LoadBalancerIPs = slices.Clone(s.LoadBalancerIPs)
@@ -31,7 +32,7 @@ func cloneService(s *Service) Service {
 func serviceEqual(a, b *Service) bool {
 	if a.ExternalTrafficPolicy != b.ExternalTrafficPolicy || a.InternalTrafficPolicy != b.InternalTrafficPolicy ||
 		a.Scheduler != b.Scheduler || a.SchedulerFlags != b.SchedulerFlags || a.HealthCheckNodePort != b.HealthCheckNodePort ||
-		!slices.Equal(a.ClusterIPs, b.ClusterIPs) || !slices.Equal(a.Ports, b.Ports) ||
+		!slices.Equal(a.ClusterIPs, b.ClusterIPs) || !slices.Equal(a.IPFamilies, b.IPFamilies) || !slices.Equal(a.Ports, b.Ports) ||
 		!slices.Equal(a.ExternalIPs, b.ExternalIPs) || !slices.Equal(a.LoadBalancerIPs, b.LoadBalancerIPs) ||
 		!slices.Equal(a.LoadBalancerSourceRanges, b.LoadBalancerSourceRanges) ||
 		(a.SessionAffinity == nil) != (b.SessionAffinity == nil) ||

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
 
@@ -18,7 +19,7 @@ import (
 var (
 	stateFields    = []string{"services", "node"}
 	nodeFields     = []string{"addresses", "nodePortCIDRs"}
-	serviceFields  = []string{"clusterIPs", "ports", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "healthCheckNodePort", "endpoints"}
+	serviceFields  = []string{"clusterIPs", "ipFamilies", "ports", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "healthCheckNodePort", "endpoints"}
 	portFields     = []string{"name", "protocol", "port", "targetPort", "nodePort"}
 	endpointFields = []string{"addr", "ports", "ready", "serving", "terminating", "local"}
 	affinityFields = []string{"timeout"}
@@ -164,6 +165,7 @@ func (d *stateDecoder) service(path string, v *textValue) (Service, bool) {
 	}
 	f := d.fields(path, v, "a service", serviceFields)
 	s.ClusterIPs = d.addrs(path+".clusterIPs", f["clusterIPs"])
+	s.IPFamilies = d.families(path+".ipFamilies", f["ipFamilies"])
 	if pv := f["ports"]; pv != nil {
 		d.list(path+".ports", pv, "ports", func(_ int, path string, v *textValue) {
 			s.Ports = append(s.Ports, d.port(path, v))
@@ -358,6 +360,27 @@ func (d *stateDecoder) duration(path string, v *textValue) time.Duration {
 		d.add(path, v.line, v.shown(), `is not a duration ("10m", "3h") or a number of seconds`)
 	}
 	return t
+}
+
+// families reads a list of family names as inet.ParseFamily does ("IPv4",
+// "IPv6", in any case); a bad name is kept as 0, for the error's index.
+func (d *stateDecoder) families(path string, v *textValue) []Family {
+	if v == nil {
+		return nil
+	}
+	var out []Family
+	d.list(path, v, `families ("IPv4", "IPv6")`, func(_ int, path string, v *textValue) {
+		name := d.str(path, v)
+		if v.kind != textString {
+			return
+		}
+		f, err := inet.ParseFamily(name)
+		if err != nil {
+			d.add(path, v.line, v.shown(), "is not IPv4 or IPv6")
+		}
+		out = append(out, f)
+	})
+	return out
 }
 
 // schedFlags reads a list of ipvsadm's flag names for the scheduler sched

@@ -23,6 +23,7 @@ type (
 	}
 	serviceText struct {
 		ClusterIPs               []netip.Addr   `json:"clusterIPs,omitempty" yaml:"clusterIPs,omitempty,flow"`
+		IPFamilies               []Family       `json:"ipFamilies,omitempty" yaml:"ipFamilies,omitempty,flow"`
 		Ports                    []portText     `json:"ports,omitempty" yaml:"ports,omitempty"`
 		ExternalIPs              []netip.Addr   `json:"externalIPs,omitempty" yaml:"externalIPs,omitempty,flow"`
 		LoadBalancerIPs          []netip.Addr   `json:"loadBalancerIPs,omitempty" yaml:"loadBalancerIPs,omitempty,flow"`
@@ -94,6 +95,7 @@ func (s *State) text() stateText {
 func (s *Service) text() serviceText {
 	out := serviceText{
 		ClusterIPs:               s.ClusterIPs,
+		IPFamilies:               s.IPFamilies,
 		ExternalIPs:              s.ExternalIPs,
 		LoadBalancerIPs:          s.LoadBalancerIPs,
 		LoadBalancerSourceRanges: s.LoadBalancerSourceRanges,

@@ -23,6 +23,11 @@ func TestDecodeStateProblems(t *testing.T) {
 			{"addr": "198.18.300.1"}]}}}`,
 		want: []string{`services["web"].endpoints[2].addr: "198.18.300.1" is not an IP address (line 3)`},
 	}, {
+		name: "bad family",
+		in:   "services:\n  web:\n    ipFamilies: [IPv6, IPv7, 4]\n",
+		want: []string{`services["web"].ipFamilies[1]: "IPv7" is not IPv4 or IPv6 (line 3)`,
+			`services["web"].ipFamilies[2]: 4 is a number, want a string (line 3)`},
+	}, {
 		name: "bad address, YAML",
 		in:   "services:\n  web:\n    clusterIPs:\n      - 198.18.100.1\n      - 198.18.100.256\n",
 		want: []string{`services["web"].clusterIPs[1]: "198.18.100.256" is not an IP address (line 5)`},
@@ -50,7 +55,7 @@ node:
 `,
 		want: []string{
 			`services["web"].ClusterIPs: is not a field of a service (did you mean clusterIPs?) (line 4)`,
-			`services["web"].clusterIP: is not a field of a service (its fields are clusterIPs, ports, externalIPs, loadBalancerIPs, loadBalancerSourceRanges, sessionAffinity, externalTrafficPolicy, internalTrafficPolicy, scheduler, schedulerFlags, healthCheckNodePort, endpoints) (line 5)`,
+			`services["web"].clusterIP: is not a field of a service (its fields are clusterIPs, ipFamilies, ports, externalIPs, loadBalancerIPs, loadBalancerSourceRanges, sessionAffinity, externalTrafficPolicy, internalTrafficPolicy, scheduler, schedulerFlags, healthCheckNodePort, endpoints) (line 5)`,
 			`services["web"].ports[0].protocol: "HTTP" is not TCP, UDP or SCTP (line 7)`,
 			`services["web"].ports[0].port: "80" is a string, want a number (line 7)`,
 			`services["web"].ports[0].nodePort: 30000.5 is not a whole number (line 7)`,

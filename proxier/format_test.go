@@ -23,6 +23,7 @@ func fullState() State {
 		Services: map[string]Service{
 			"default/web": {
 				ClusterIPs:               []netip.Addr{a("198.18.100.1"), a("2001:db8:100::1")},
+				IPFamilies:               []Family{IPv6, IPv4},
 				Ports:                    []Port{{Name: "http", Protocol: SCTP, Port: 80, TargetPort: 8080, NodePort: 30080}},
 				ExternalIPs:              []netip.Addr{a("198.18.102.1")},
 				LoadBalancerIPs:          []netip.Addr{a("2001:db8:103::1")},

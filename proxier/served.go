@@ -202,7 +202,9 @@ func (sv *served) contribute(id string, svc *Service, fams map[Family]bool, out 
 	if hc := svc.HealthCheckNodePort; hc != 0 {
 		out.nodePort(vipKey{port: hc, proto: TCP}, claim{id: id, port: -1})
 		for f := range fams {
-			if hasFamily(sv.nodeIPs, f) && servesFamily(svc, f) {
+			// Whatever the node's addresses: kube-proxy skips the port
+			// when its node has none, a quirk not kept.
+			if servesFamily(svc, f) {
 				member(f, iptables.HealthCheckNodePort, iptables.Port(uint16(hc)))
 			}
 		}

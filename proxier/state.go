@@ -23,8 +23,14 @@ type State struct {
 // Node holds the node's own facts.
 type Node struct {
 	// Addresses are the node's addresses. NodePort virtual servers are made
-	// on each of them (or on those NodePortCIDRs select). A VIP may not equal
-	// one of them (it would make that address unreachable, kubernetes#93175).
+	// on each of them (or on those NodePortCIDRs select), in each family a
+	// service is served in, except on loopback addresses (127.0.0.0/8, ::1)
+	// and IPv6 link-local ones (fe80::/10), which are left out: an IPv6
+	// link-local address is only meaningful with its interface, which a
+	// virtual server cannot name. IPv4 link-local addresses (169.254.0.0/16)
+	// do get node ports, as kube-proxy gives them. A VIP may not equal one of
+	// the addresses (it would make that address unreachable,
+	// kubernetes#93175).
 	Addresses []netip.Addr
 	// NodePortCIDRs, if set, choose which of Addresses get NodePort virtual
 	// servers; empty means all of them.
@@ -37,6 +43,13 @@ type Service struct {
 	// makes a service without a cluster IP (headless-like): it can still
 	// have external IPs, load-balancer IPs and node ports.
 	ClusterIPs []netip.Addr
+	// IPFamilies are the families the service is served in, in any order
+	// (Kubernetes' spec.ipFamilies): node ports and the health-check port
+	// are served in these families only, and every cluster, external and
+	// load-balancer IP must be of one of them. Empty means the families of
+	// ClusterIPs or, for a service without cluster IPs, every family the
+	// Config enables. Each must be enabled by the Config, and listed once.
+	IPFamilies []Family
 	// Ports lists the service's ports; at least one. Names must be unique
 	// within the service (they match endpoint ports); one unnamed port is
 	// allowed when it is the only one.
@@ -61,13 +74,17 @@ type Service struct {
 	// means "rr". SchedulerFlags are its flags (e.g. ipvs.MHFallback).
 	Scheduler      string
 	SchedulerFlags ipvs.SchedFlags
-	// HealthCheckNodePort is the node port of the service's health check
-	// (external traffic policy Local), in the same families as NodePort; 0
-	// means none. The proxier lets its
-	// traffic in (kube-proxy's KUBE-HEALTH-CHECK-NODE-PORT entry, which
-	// matters where the node's input policy drops) and reserves the port
-	// against node ports; answering it, with how many local endpoints are
-	// ready, is the caller's HTTP server, as it is kube-proxy's.
+	// HealthCheckNodePort is the node port of the service's health check;
+	// 0 means none. Only a service whose ExternalTrafficPolicy is Local may
+	// have one (validation refuses it with Cluster, where a health check
+	// has nothing to say; Kubernetes' API server refuses it too). It is
+	// opened in each family the service is served in (IPFamilies), whether
+	// or not the node has addresses of that family or the service node
+	// ports. The proxier lets its traffic in (kube-proxy's
+	// KUBE-HEALTH-CHECK-NODE-PORT entry, which matters where the node's
+	// input policy drops) and reserves the port against node ports;
+	// answering it, with how many local endpoints are ready, is the
+	// caller's HTTP server, as it is kube-proxy's.
 	HealthCheckNodePort int
 	// Endpoints are the service's backends.
 	Endpoints []Endpoint
@@ -87,9 +104,9 @@ type Port struct {
 	// for this port; 0 means the same as Port.
 	TargetPort int
 	// NodePort, if not 0, serves this port on the node's addresses too
-	// (1-65535): those of the families of the service's ClusterIPs (all
-	// families when it has none), as kube-proxy serves a single-stack
-	// Service's node port only in its family.
+	// (1-65535): those of the service's families (Service.IPFamilies), as
+	// kube-proxy serves a single-stack Service's node port only in its
+	// family.
 	NodePort int
 }
 

@@ -328,7 +328,7 @@ func TestUpdateSendsOnlyTheChange(t *testing.T) {
 func TestServiceEqualAndCloneCoverEveryField(t *testing.T) {
 	base := func() Service {
 		return Service{
-			ClusterIPs: []netip.Addr{a("198.18.100.1")}, Ports: []Port{{Name: "http", Protocol: TCP, Port: 80}},
+			ClusterIPs: []netip.Addr{a("198.18.100.1")}, IPFamilies: []Family{IPv4}, Ports: []Port{{Name: "http", Protocol: TCP, Port: 80}},
 			ExternalIPs: []netip.Addr{a("198.18.102.1")}, LoadBalancerIPs: []netip.Addr{a("198.18.103.1")},
 			LoadBalancerSourceRanges: []netip.Prefix{netip.MustParsePrefix("198.18.20.0/24")},
 			SessionAffinity:          &SessionAffinity{Timeout: time.Minute},
@@ -337,6 +337,7 @@ func TestServiceEqualAndCloneCoverEveryField(t *testing.T) {
 	}
 	serviceEdits := map[string]func(*Service){
 		"ClusterIPs":               func(s *Service) { s.ClusterIPs[0] = a("198.18.100.2") },
+		"IPFamilies":               func(s *Service) { s.IPFamilies[0] = IPv6 },
 		"Ports":                    func(s *Service) { s.Ports[0].TargetPort = 8080 },
 		"ExternalIPs":              func(s *Service) { s.ExternalIPs = nil },
 		"LoadBalancerIPs":          func(s *Service) { s.LoadBalancerIPs[0] = a("198.18.103.2") },
@@ -430,7 +431,7 @@ func TestUpdateValidatesAgainstTheServicesThatStay(t *testing.T) {
 	if _, err := n.p.Sync(ctx, &State{Node: dualStackNode}); err != nil {
 		t.Fatal(err)
 	}
-	hold := Service{ClusterIPs: []netip.Addr{a("198.18.100.1")}, HealthCheckNodePort: 32000,
+	hold := Service{ClusterIPs: []netip.Addr{a("198.18.100.1")}, HealthCheckNodePort: 32000, ExternalTrafficPolicy: Local,
 		Ports: []Port{{Name: "http", Protocol: TCP, Port: 80, NodePort: 30080}}}
 	if _, err := n.p.Update(ctx, map[string]*Service{"holder": &hold}); err != nil {
 		t.Fatal(err)

@@ -267,10 +267,22 @@ func (v *validator) state(s *State) {
 }
 
 func (v *validator) service(base string, svc *Service, nodeAddrs map[netip.Addr]bool, vips, nodePorts map[vipKey]string) {
+	v.ipFamilies(base, svc.IPFamilies)
+	// vip checks a VIP of the service, in its families too.
+	vip := func(path string, a netip.Addr) bool {
+		if !v.vip(path, a, nodeAddrs) {
+			return false
+		}
+		if f := inet.FamilyOf(a); len(svc.IPFamilies) > 0 && !slices.Contains(svc.IPFamilies, f) {
+			v.add(path, a, "is %v, a family the service is not served in (ipFamilies %v)", f, svc.IPFamilies)
+			return false
+		}
+		return true
+	}
 	seenFam := map[Family]bool{}
 	for i, a := range svc.ClusterIPs {
 		p := fmt.Sprintf("%s.clusterIPs[%d]", base, i)
-		if !v.vip(p, a, nodeAddrs) {
+		if !vip(p, a) {
 			continue
 		}
 		if f := inet.FamilyOf(a); seenFam[f] {
@@ -280,10 +292,10 @@ func (v *validator) service(base string, svc *Service, nodeAddrs map[netip.Addr]
 		}
 	}
 	for i, a := range svc.ExternalIPs {
-		v.vip(fmt.Sprintf("%s.externalIPs[%d]", base, i), a, nodeAddrs)
+		vip(fmt.Sprintf("%s.externalIPs[%d]", base, i), a)
 	}
 	for i, a := range svc.LoadBalancerIPs {
-		v.vip(fmt.Sprintf("%s.loadBalancerIPs[%d]", base, i), a, nodeAddrs)
+		vip(fmt.Sprintf("%s.loadBalancerIPs[%d]", base, i), a)
 	}
 	for i, p := range svc.LoadBalancerSourceRanges {
 		v.prefix(fmt.Sprintf("%s.loadBalancerSourceRanges[%d]", base, i), p)
@@ -306,11 +318,30 @@ func (v *validator) service(base string, svc *Service, nodeAddrs map[netip.Addr]
 		}
 	}
 	v.scheduler(base, svc.Scheduler, svc.SchedulerFlags)
-	if hc := svc.HealthCheckNodePort; hc < 0 || hc > 65535 {
+	switch hc := svc.HealthCheckNodePort; {
+	case hc < 0 || hc > 65535:
 		v.add(base+".healthCheckNodePort", hc, "out of range 0-65535")
+	case hc != 0 && svc.ExternalTrafficPolicy != Local:
+		v.add(base+".healthCheckNodePort", hc, "is set with the external traffic policy %v: a health check is only for Local", svc.ExternalTrafficPolicy)
 	}
 	v.ports(base, svc, vips, nodePorts)
 	v.endpoints(base, svc)
+}
+
+// ipFamilies checks a service's IPFamilies: each IPv4 or IPv6, enabled,
+// listed once.
+func (v *validator) ipFamilies(base string, fams []Family) {
+	p := func(i int) string { return fmt.Sprintf("%s.ipFamilies[%d]", base, i) }
+	for i, f := range fams {
+		switch {
+		case !f.IsValid():
+			v.add(p(i), f, "is not IPv4 or IPv6")
+		case !v.families[f]:
+			v.add(p(i), f, "is a family the config does not enable")
+		case slices.Contains(fams[:i], f):
+			v.add(p(i), f, "is listed twice")
+		}
+	}
 }
 
 // vip checks one virtual IP and reports whether it is usable.

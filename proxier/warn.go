@@ -12,7 +12,7 @@ import (
 
 // Warning is a part of a valid State that the proxier does not use, so it
 // has no effect on the kernel: an endpoint of a family the service has no
-// frontend in, a node port with no node address to serve it on. Unlike a
+// frontend in (or is not served in, by its IPFamilies), a node port with no node address to serve it on. Unlike a
 // Problem it does not stop a Sync. Result.Warnings and SyncEvent.Warnings
 // list them.
 type Warning struct {
@@ -60,7 +60,13 @@ func serviceWarnings(id string, svc *Service, nodeIPs []netip.Addr, fams map[Fam
 	}
 	for i := range svc.Endpoints {
 		a := svc.Endpoints[i].Addr
-		if f := inet.FamilyOf(a); !served[f] {
+		f := inet.FamilyOf(a)
+		switch {
+		case served[f]:
+		case !servesFamily(svc, f) && len(svc.IPFamilies) > 0:
+			out = append(out, Warning{Path: fmt.Sprintf("%s.endpoints[%d].addr", base, i), Value: a.String(),
+				Msg: fmt.Sprintf("is unused: the service is not served in %v (ipFamilies)", f)})
+		default:
 			out = append(out, Warning{Path: fmt.Sprintf("%s.endpoints[%d].addr", base, i), Value: a.String(),
 				Msg: fmt.Sprintf("is unused: the service has no %v frontend (cluster, external or load-balancer IP, or node port)", f)})
 		}

@@ -77,6 +77,17 @@ func TestWarningsNameWhatTheStateAsksForInVain(t *testing.T) {
 			{Path: `services["web"].ports[0].nodePort`, Value: "30080", Msg: "is not served over IPv6: the node has no IPv6 address (of Node.Addresses, in NodePortCIDRs if set)"},
 			{Path: `services["web"].endpoints[1].addr`, Value: "2001:db8:11::2", Msg: "is unused: the service has no IPv6 frontend (cluster, external or load-balancer IP, or node port)"},
 		},
+	}, {
+		// Issue 21, item 1: IPFamilies narrows what a service without a
+		// cluster IP serves; an endpoint of another family is unused.
+		name: "IPv4EndpointOfAnIPv6OnlyNodePortService", node: node,
+		svc: func() proxier.Service {
+			s := web(nil, []proxier.Port{withNodePort(http, 30080)}, "198.18.11.2", "2001:db8:11::2")
+			s.IPFamilies = []proxier.Family{proxier.IPv6}
+			return s
+		}(),
+		want: []proxier.Warning{{Path: `services["web"].endpoints[0].addr`, Value: "198.18.11.2",
+			Msg: "is unused: the service is not served in IPv4 (ipFamilies)"}},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t)

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"flag"
 	"fmt"
 	"regexp"
 	"slices"
@@ -32,7 +33,19 @@ func TestConformanceNodePortsOnEveryAddress(t *testing.T) {
 	conform(t, cases, true)
 }
 
+// only, if set, runs only the corpus cases whose names it matches (go
+// test ./conformance/ -run TestConformance -cases 'loadbalancer-.*'): a
+// kube-proxy sync of the whole corpus costs minutes in the emulated VM.
+var only = flag.String("cases", "", "run only the corpus cases whose names match this regular expression")
+
 func conform(t *testing.T, cases []tcase, allNodePorts bool) {
+	if *only != "" {
+		re := regexp.MustCompile(*only)
+		cases = slices.DeleteFunc(slices.Clone(cases), func(c tcase) bool { return !re.MatchString(c.name) })
+		if len(cases) == 0 {
+			t.Fatalf("no corpus case matches -cases %q", *only)
+		}
+	}
 	steps := mergedSteps(cases)
 	deliberate = append(deliberate, fallbackDifferences()...)
 	kpRig, iptRig, nftRig := newRig(t), newRig(t), newRig(t)

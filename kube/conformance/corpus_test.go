@@ -147,6 +147,28 @@ var corpus = []tcase{
 			ingress(false, a.lbIP(), a.lbIP6())),
 			slice("s", "a", false, []sport{httpP}, two()...), slice("s", "b", true, []sport{httpP}, two()...))}
 	}},
+	// Issue 21: a Service's families, health-check ports, node addresses.
+	{"loadbalancer-ipv6-only-etp-local", func(a alloc) []step {
+		return []step{st(a.svc("s", http, ips(a.clusterIP6()), a.typ(v1.ServiceTypeLoadBalancer), ingress(false, a.lbIP6()), eTPLocal(a.hcPort())),
+			slice("s", "a", true, []sport{httpP}, ready(1, nodeName), ready(2, "")))}
+	}},
+	{"loadbalancer-health-check-etp-cluster", func(a alloc) []step {
+		// The API server refuses healthCheckNodePort with the Cluster
+		// policy; kube-proxy reads the object without it, as the
+		// corpus is applied, and ignores the port.
+		hc := func(s *v1.Service) { s.Spec.HealthCheckNodePort = a.hcPort() }
+		return []step{st(a.svc("s", http, a.typ(v1.ServiceTypeLoadBalancer), ingress(false, a.lbIP()), hc),
+			slice("s", "a", false, []sport{httpP}, two()...))}
+	}},
+	{"loadbalancer-without-node-ports-etp-local-health-check", func(a alloc) []step {
+		return []step{st(a.svc("s", http, a.typ(v1.ServiceTypeLoadBalancer), noLBNodePorts, ingress(false, a.lbIP()), eTPLocal(a.hcPort())),
+			slice("s", "a", false, []sport{httpP}, ready(1, nodeName), ready(2, "")))}
+	}},
+	{"nodeport-link-local-node-address", func(a alloc) []step {
+		// The node has linkLocalNodeAddr too: kube-proxy serves node
+		// ports on it when node ports are on every address.
+		return []step{st(a.svc("s", http, a.typ(v1.ServiceTypeNodePort)), slice("s", "a", false, []sport{httpP}, two()...))}
+	}},
 	{"external-ips", func(a alloc) []step {
 		return []step{st(a.svc("s", http, externalIPs(a.externalIP())), slice("s", "a", false, []sport{httpP}, two()...))}
 	}},

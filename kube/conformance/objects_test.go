@@ -19,6 +19,7 @@ const (
 // The rig around each node (the same for kube-proxy's node and ipvskit's):
 //
 //	client     198.18.0.2, 198.18.0.3, 2001:db8::2  --  node 198.18.0.1, 2001:db8::1
+//	           169.254.0.2 (link-local)                    169.254.0.1 (link-local)
 //	backend-b  198.18.1b.2, 2001:db8:1b::2          --  node 198.18.1b.1, 2001:db8:1b::1   (b = 1..4)
 //
 // The node's IPs (kube-proxy's --node-ip, the converter's Node.Addresses)
@@ -32,6 +33,10 @@ const (
 	nodeAddr      = "198.18.0.1"
 	nodeAddr6     = "2001:db8::1"
 	backends      = 4
+	// linkLocalNodeAddr and linkLocalClientAddr are IPv4 link-local
+	// addresses on the same link (issue 21: node ports on them).
+	linkLocalNodeAddr   = "169.254.0.1"
+	linkLocalClientAddr = "169.254.0.2"
 )
 
 // alloc hands out a case's addresses and ports, all from the documentation

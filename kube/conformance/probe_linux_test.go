@@ -66,6 +66,9 @@ func probesOf(s step) []probe {
 			}
 			if p.NodePort != 0 {
 				add("nodeport", nodeAddr, p.NodePort, false)
+				if strings.Contains(svc.Name, "link-local-node-address") {
+					add("nodeport", linkLocalNodeAddr, p.NodePort, false)
+				}
 				for _, f := range svc.Spec.IPFamilies {
 					if f == v1.IPv6Protocol {
 						add("nodeport", nodeAddr6, p.NodePort, false)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
+	"github.com/ipvskit/ipvskit/proxier"
 )
 
 var (
@@ -36,8 +37,9 @@ type rig struct {
 	allNodePorts bool
 }
 
-// nodeAddrs are the global addresses of the node's links, but for the VIP
-// link's.
+// nodeAddrs are the addresses of the node's links that can carry node
+// ports (proxier.NodePortCapable: IPv4 link-local included), but for the
+// VIP link's.
 func (r *rig) nodeAddrs(t *testing.T) []netip.Addr {
 	t.Helper()
 	var out []netip.Addr
@@ -53,7 +55,7 @@ func (r *rig) nodeAddrs(t *testing.T) []netip.Addr {
 		}
 		for _, a := range addrs {
 			ip, ok := netip.AddrFromSlice(a.IP)
-			if ok && a.LinkIndex != vipLink && ip.Unmap().IsGlobalUnicast() {
+			if ok && a.LinkIndex != vipLink && proxier.NodePortCapable(ip) {
 				out = append(out, ip.Unmap())
 			}
 		}
@@ -76,8 +78,8 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatalf("IPv6 forwarding on the node: %v", err)
 	}
-	link(t, r.node, "to-client", r.client, []string{nodeAddr + "/24", nodeAddr6 + "/64"},
-		[]string{clientAddr + "/24", clientAltAddr + "/24", clientAddr6 + "/64"}, nodeAddr, nodeAddr6)
+	link(t, r.node, "to-client", r.client, []string{nodeAddr + "/24", nodeAddr6 + "/64", linkLocalNodeAddr + "/16"},
+		[]string{clientAddr + "/24", clientAltAddr + "/24", clientAddr6 + "/64", linkLocalClientAddr + "/16"}, nodeAddr, nodeAddr6)
 	for b := 1; b <= backends; b++ {
 		ns := testutil.NewNetNS(t)
 		link(t, r.node, fmt.Sprintf("to-b%d", b), ns,

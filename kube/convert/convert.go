@@ -154,7 +154,7 @@ func (c *converter) stateNode() proxier.Node {
 	c.nodePortFams = map[proxier.Family]bool{}
 	for _, a := range n.Addresses {
 		a = a.Unmap()
-		if a.IsLoopback() || a.IsLinkLocalUnicast() {
+		if !proxier.NodePortCapable(a) {
 			continue
 		}
 		if len(n.NodePortCIDRs) == 0 || slices.ContainsFunc(n.NodePortCIDRs, func(p netip.Prefix) bool { return p.Contains(a) }) {

@@ -28,6 +28,9 @@
 // a cluster IP and ExternalName Services are not proxied at all.
 //
 //   - ClusterIPs: the cluster IP of each family the Service is proxied in.
+//   - IPFamilies: those families (spec.ipFamilies, as far as the Service has
+//     a cluster IP of each and Node.Families has it), so that its node ports
+//     and health-check port are served in them only.
 //   - ExternalIPs: spec.externalIPs of those families.
 //   - LoadBalancerIPs: status.loadBalancer.ingress[].ip of those families for
 //     type LoadBalancer, except ingresses whose ipMode is not VIP (Proxy): the
@@ -46,7 +49,8 @@
 //     InternalTrafficPolicy Local for internalTrafficPolicy Local.
 //   - HealthCheckNodePort, for type LoadBalancer with external traffic policy
 //     Local, on the proxier.Service of the Service's first port only
-//     (ipvskit serves a health-check port once).
+//     (ipvskit serves a health-check port once); set on any other Service
+//     (which the API server refuses), it is left out and reported.
 //   - SessionAffinity for ClientIP, with timeoutSeconds (10800 when unset).
 //   - Scheduler is left empty: it is the caller's configuration.
 //

@@ -226,10 +226,7 @@ func runConvertCases(t *testing.T, cases []convertCase) {
 				n = *tc.node
 			}
 			got, skipped := Convert(Input{Services: tc.svcs, Slices: tc.slices, Node: n})
-			want := tc.want
-			if want == nil {
-				want = map[string]proxier.Service{}
-			}
+			want := withFamilies(tc.want)
 			if d := cmp.Diff(want, got.Services, cmpOpts); d != "" {
 				t.Errorf("services (-want +got):\n%s", d)
 			}
@@ -250,4 +247,21 @@ func runConvertCases(t *testing.T, cases []convertCase) {
 			}
 		})
 	}
+}
+
+// withFamilies is a copy of want in which a service without IPFamilies has
+// those of its cluster IPs, in order: what Convert must write for a
+// Service proxied in the families of its cluster IPs, which is every
+// Service it proxies; a case that means something else says so.
+func withFamilies(want map[string]proxier.Service) map[string]proxier.Service {
+	out := map[string]proxier.Service{}
+	for id, s := range want {
+		if s.IPFamilies == nil {
+			for _, a := range s.ClusterIPs {
+				s.IPFamilies = append(s.IPFamilies, familyOf(a))
+			}
+		}
+		out[id] = s
+	}
+	return out
 }

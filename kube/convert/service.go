@@ -115,6 +115,7 @@ func (c *converter) service(s *corev1.Service) []*portService {
 			fams: v.fams,
 			svc: proxier.Service{
 				ClusterIPs:               slices.Clone(v.cluster),
+				IPFamilies:               slices.Clone(v.fams),
 				ExternalIPs:              slices.Clone(v.external),
 				LoadBalancerIPs:          slices.Clone(v.lb),
 				LoadBalancerSourceRanges: slices.Clone(v.ranges),
@@ -182,10 +183,15 @@ func cloneAffinity(a *proxier.SessionAffinity) *proxier.SessionAffinity {
 }
 
 // healthCheck is kube-proxy's health-check node port: for type LoadBalancer
-// with the external traffic policy Local, else 0.
+// with the external traffic policy Local, else 0 (and a set one is
+// reported).
 func (c *converter) healthCheck(key string, s *corev1.Service, typ corev1.ServiceType, externalLocal bool) int {
 	hc := s.Spec.HealthCheckNodePort
 	if typ != corev1.ServiceTypeLoadBalancer || !externalLocal {
+		if hc != 0 {
+			// proxier.Service refuses it with the Cluster policy.
+			c.skip(key, fmt.Sprintf("healthCheckNodePort %d is ignored: kube-proxy uses it only for type LoadBalancer with externalTrafficPolicy Local (the API server allows it nowhere else)", hc))
+		}
 		return 0
 	}
 	if hc == 0 {

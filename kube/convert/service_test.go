@@ -241,6 +241,8 @@ func TestConvertTrafficPolicies(t *testing.T) {
 			svcs: []*corev1.Service{service("web", cip, []corev1.ServicePort{http}, ofType(corev1.ServiceTypeNodePort), externalLocal(32000))},
 			want: map[string]proxier.Service{"ns/web:http": {ClusterIPs: addrs("198.18.100.1"), Ports: pt("http", proxier.TCP, 80, 30080),
 				ExternalTrafficPolicy: proxier.Local}},
+			skipped: []string{"ns/web: healthCheckNodePort 32000 is ignored: kube-proxy uses it only for type LoadBalancer " +
+				"with externalTrafficPolicy Local (the API server allows it nowhere else)"},
 		},
 		{
 			name: "externalTrafficPolicy Local on ClusterIP without external IPs does not apply",
