@@ -64,7 +64,7 @@ func testExcludeCIDRs(t *testing.T, v variant) {
 	k.sync(t, web("198.18.100.1"))
 	kept("after the restart's Sync")
 	s := tp.snapshot(t)
-	checkLacks(t, s, "ipvsadm", "198.18.100.5:80") // the earlier run's, outside: gone as ever
+	checkLacks(t, s, "ipvsadm", "198.18.100.5:80")               // the earlier run's, outside: gone as ever
 	checkContains(t, s, "ipvsadm", "-A -t 198.18.61.1:80 -s rr") // not the ledger's: another program's, as ever
 	checkContains(t, s, "addr", "198.18.61.1/32")
 	wantCounts(t, "ours after the restart", c1.tcp(t, ap("198.18.100.1:80"), 2), map[string]int{b1.name: 2})
