@@ -112,6 +112,21 @@ type Config struct {
 	// one long-lived connection keeps it forever). 0 means
 	// DefaultMaxDrain; negative is invalid. There is no unbounded setting.
 	MaxDrain time.Duration
+	// ExcludeCIDRs are address space that is another program's (kube-proxy's
+	// --ipvs-exclude-cidrs, ipvs.excludeCIDRs): a virtual server whose
+	// address lies in one is never the Proxier's, even if its ledger
+	// lists it (an earlier run's), it sits on a VIP bound to the VIP link,
+	// or AdoptKubeProxy would take it: Sync, Reconcile and Cleanup never
+	// change or delete it, nor its destinations. The same holds for the
+	// addresses and VIP routes on the VIP link inside them: never unbound,
+	// and Cleanup keeps the link while it holds one (unbinding only the
+	// Proxier's own VIPs). A State may not put a cluster, external or
+	// load-balancer IP inside one (a *ValidationError names it and the
+	// prefix): a virtual server the Proxier can never remove is not made.
+	// Node addresses inside one get no node-port virtual servers, as if
+	// Node.NodePortCIDRs left them out. Each must be a valid prefix without
+	// host bits; nil excludes nothing.
+	ExcludeCIDRs []netip.Prefix
 }
 
 // Backend is a netfilter back end.

@@ -469,7 +469,7 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 	}
 	expected := map[ipvs.ServiceKey]bool{}
 	for k := range want.servers {
-		if p.applied.servers[k] != nil || l.servers[k] {
+		if (p.applied.servers[k] != nil || l.servers[k]) && !p.excluded(k.Addr) {
 			expected[k] = true
 		}
 	}
@@ -480,6 +480,9 @@ func (p *Proxier) read(ctx context.Context, want *desired) (*desired, error) {
 	p.foreign = nil
 	for _, si := range svcs {
 		k := si.Service.Key()
+		if p.excluded(k.Addr) {
+			continue // never ours (Config.ExcludeCIDRs), even in the ledger or on the link
+		}
 		mine := p.applied.servers[k]
 		if mine == nil && l.servers[k] && !p.refused[k] {
 			mine = &virtualServer{} // an earlier run's
@@ -580,13 +583,19 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cleanup: %w", err)
 	}
-	owned := l.servers
-	for k := range p.refused {
-		delete(owned, k) // someone else's, though the ledger has it
+	owned := map[ipvs.ServiceKey]bool{}
+	for k := range l.servers {
+		// A refused one is someone else's, though the ledger has it.
+		owned[k] = !p.refused[k]
 	}
 	if p.applied != nil {
 		for k := range p.applied.servers {
 			owned[k] = true
+		}
+	}
+	for k := range owned {
+		if !owned[k] || p.excluded(k.Addr) {
+			delete(owned, k) // never ours (Config.ExcludeCIDRs)
 		}
 	}
 	svcs, err := p.services(ctx, owned)
@@ -608,8 +617,17 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 		}
 	}
 	// A link of the name that is not ours (fs.ErrExist) stays, as does
-	// every address on it.
-	if err := p.link.Delete(ctx, p.cfg.LinkName); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrExist) {
+	// every address on it. So does ours while it holds an address inside
+	// ExcludeCIDRs: only the VIPs the proxier owns leave it.
+	keep, err := p.excludedOnLink(ctx)
+	if err != nil {
+		return opErr(SubsystemAddresses, fmt.Errorf("cleanup: reading VIP link %s: %w", p.cfg.LinkName, err))
+	}
+	if keep {
+		if err := p.unbindOwned(ctx, l); err != nil {
+			return opErr(SubsystemAddresses, fmt.Errorf("cleanup: unbinding VIPs from %s: %w", p.cfg.LinkName, err))
+		}
+	} else if err := p.link.Delete(ctx, p.cfg.LinkName); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrExist) {
 		return opErr(SubsystemAddresses, fmt.Errorf("cleanup: deleting VIP link %s: %w", p.cfg.LinkName, err))
 	}
 	for _, f := range []Family{IPv4, IPv6} {

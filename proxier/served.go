@@ -23,7 +23,7 @@ import (
 // those are counted: the IPVSIPs set holds the VIPs that vipRefs counts.
 type served struct {
 	node      Node                // a copy of the State's
-	nodeIPs   []netip.Addr        // the node-port addresses (nodePortAddrs)
+	nodeIPs   []netip.Addr        // the node-port addresses (nodePortAddrs), none excluded
 	nodeAddrs map[netip.Addr]bool // every node address (validation)
 	entries   map[string]*Service // copies of the services served
 	// nodePorts are the node ports and health-check ports (port,
@@ -77,7 +77,7 @@ func newServed(node *Node, c *Config) *served {
 	fams := enabledFamilies(c)
 	sv := &served{
 		node:    cloneNode(node),
-		nodeIPs: nodePortAddrs(node, fams), nodeAddrs: map[netip.Addr]bool{},
+		nodeIPs: unexcluded(nodePortAddrs(node, fams), c.ExcludeCIDRs), nodeAddrs: map[netip.Addr]bool{},
 		entries: map[string]*Service{}, nodePorts: map[vipKey]claim{},
 		vipRefs: map[netip.Addr]int{}, memberRefs: map[setKey]int{},
 		model: &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{},
@@ -117,7 +117,7 @@ func compute(s *State, c *Config) *desired { return build(s, c).model }
 // the services that stay, as State.Validate would check the State they
 // make, and returns a *ValidationError listing every problem.
 func (sv *served) validate(changes map[string]*Service, c *Config) error {
-	v := &validator{families: enabledFamilies(c), served: sv, changing: changes}
+	v := &validator{families: enabledFamilies(c), served: sv, changing: changes, exclude: c.ExcludeCIDRs}
 	vips, nodePorts := map[vipKey]string{}, map[vipKey]string{}
 	for _, id := range slices.Sorted(maps.Keys(changes)) {
 		svc := changes[id]

@@ -53,6 +53,8 @@ type validator struct {
 	// changing are the services being set or deleted.
 	served   *served
 	changing map[string]*Service
+	// exclude are Config.ExcludeCIDRs, where no VIP may be.
+	exclude []netip.Prefix
 }
 
 // first returns the path of the first use of frontend or node port k (a
@@ -105,7 +107,7 @@ func (c *Config) Validate() error {
 // Validate checks s against c (which must be valid) and returns a
 // *ValidationError listing every problem, in a stable order.
 func (s *State) Validate(c *Config) error {
-	v := &validator{families: enabledFamilies(c)}
+	v := &validator{families: enabledFamilies(c), exclude: c.ExcludeCIDRs}
 	v.state(s)
 	return v.err()
 }
@@ -146,6 +148,7 @@ func (v *validator) config(c *Config) {
 	if c.MasqueradeBit != nil && (*c.MasqueradeBit < 0 || *c.MasqueradeBit > 31) {
 		v.add("config.masqueradeBit", *c.MasqueradeBit, "out of range 0-31")
 	}
+	v.excludeCIDRs(c.ExcludeCIDRs)
 	if c.MaxDrain < 0 {
 		v.add("config.maxDrain", c.MaxDrain, "is negative (0 means the default, %v)", DefaultMaxDrain)
 	}
@@ -357,6 +360,7 @@ func (v *validator) vip(path string, a netip.Addr, nodeAddrs map[netip.Addr]bool
 		v.add(path, a, "is %v, which the config does not enable", inet.FamilyOf(a))
 	case nodeAddrs[a]:
 		v.add(path, a, "equals a node address (binding it would make the node unreachable there)")
+	case v.excludedVIP(path, a):
 	default:
 		return true
 	}

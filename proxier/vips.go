@@ -170,7 +170,7 @@ func vipCommand(mode VIPMode, add bool, a netip.Addr, link string) string {
 // start (an earlier run's, or a removal that failed: every failure starts
 // again), while adopting, and when a VIP the proxier owns is missing.
 func (p *Proxier) readVIPs(ctx context.Context, l *ledger, have *desired, afterStart bool) error {
-	owned := func(a netip.Addr) bool { return l.vips[a] || p.applied.vips[a] || p.adopting }
+	owned := func(a netip.Addr) bool { return !p.excluded(a) && (l.vips[a] || p.applied.vips[a] || p.adopting) }
 	cur, err := p.vips.bound(ctx, p.cfg.LinkName)
 	if err != nil {
 		return opErr(SubsystemAddresses, fmt.Errorf("reading VIP link %s: %w", p.cfg.LinkName, err))
@@ -183,7 +183,7 @@ func (p *Proxier) readVIPs(ctx context.Context, l *ledger, have *desired, afterS
 	p.oldVIPs = nil
 	missing := p.adopting || afterStart
 	for a := range l.vips {
-		missing = missing || !have.vips[a]
+		missing = missing || (!have.vips[a] && !p.excluded(a))
 	}
 	for a := range p.applied.vips {
 		missing = missing || !have.vips[a]

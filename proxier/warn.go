@@ -49,7 +49,7 @@ func serviceWarnings(id string, svc *Service, nodeIPs []netip.Addr, fams map[Fam
 				continue
 			}
 			out = append(out, Warning{Path: fmt.Sprintf("%s.ports[%d].nodePort", base, i), Value: itoa(pt.NodePort),
-				Msg: fmt.Sprintf("is not served over %v: the node has no %v address (of Node.Addresses, in NodePortCIDRs if set)", f, f)})
+				Msg: fmt.Sprintf("is not served over %v: the node has no %v address (of Node.Addresses, in NodePortCIDRs if set, outside Config.ExcludeCIDRs)", f, f)})
 		}
 	}
 	if len(served) == 0 {

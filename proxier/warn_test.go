@@ -53,7 +53,7 @@ func TestWarningsNameWhatTheStateAsksForInVain(t *testing.T) {
 		name: "NodePortOnANodeWithoutAddresses", node: proxier.Node{},
 		svc: web([]string{"198.18.100.1"}, []proxier.Port{withNodePort(http, 30080)}, "198.18.11.2"),
 		want: []proxier.Warning{{Path: `services["web"].ports[0].nodePort`, Value: "30080",
-			Msg: "is not served over IPv4: the node has no IPv4 address (of Node.Addresses, in NodePortCIDRs if set)"}},
+			Msg: "is not served over IPv4: the node has no IPv4 address (of Node.Addresses, in NodePortCIDRs if set, outside Config.ExcludeCIDRs)"}},
 	}, {
 		name: "NodePortOnANodeWithAnAddress", node: v4node,
 		svc: web([]string{"198.18.100.1"}, []proxier.Port{withNodePort(http, 30080)}, "198.18.11.2"),
@@ -61,20 +61,20 @@ func TestWarningsNameWhatTheStateAsksForInVain(t *testing.T) {
 		name: "DualStackNodePortOnAnIPv4Node", node: v4node,
 		svc: web([]string{"198.18.100.1", "2001:db8:100::1"}, []proxier.Port{withNodePort(http, 30080)}, "198.18.11.2", "2001:db8:11::2"),
 		want: []proxier.Warning{{Path: `services["web"].ports[0].nodePort`, Value: "30080",
-			Msg: "is not served over IPv6: the node has no IPv6 address (of Node.Addresses, in NodePortCIDRs if set)"}},
+			Msg: "is not served over IPv6: the node has no IPv6 address (of Node.Addresses, in NodePortCIDRs if set, outside Config.ExcludeCIDRs)"}},
 	}, {
 		name: "NodePortOnlyServiceOnANodeWithoutAddresses", node: proxier.Node{},
 		svc: web(nil, []proxier.Port{withNodePort(http, 30080)}, "198.18.11.2"),
 		want: []proxier.Warning{
-			{Path: `services["web"].ports[0].nodePort`, Value: "30080", Msg: "is not served over IPv4: the node has no IPv4 address (of Node.Addresses, in NodePortCIDRs if set)"},
-			{Path: `services["web"].ports[0].nodePort`, Value: "30080", Msg: "is not served over IPv6: the node has no IPv6 address (of Node.Addresses, in NodePortCIDRs if set)"},
+			{Path: `services["web"].ports[0].nodePort`, Value: "30080", Msg: "is not served over IPv4: the node has no IPv4 address (of Node.Addresses, in NodePortCIDRs if set, outside Config.ExcludeCIDRs)"},
+			{Path: `services["web"].ports[0].nodePort`, Value: "30080", Msg: "is not served over IPv6: the node has no IPv6 address (of Node.Addresses, in NodePortCIDRs if set, outside Config.ExcludeCIDRs)"},
 			{Path: `services["web"].endpoints`, Msg: "are unused: the service has no frontend (no cluster, external or load-balancer IP, and no node port served)"},
 		},
 	}, {
 		name: "NodePortOnlyServiceOnAnIPv4Node", node: v4node,
 		svc: web(nil, []proxier.Port{withNodePort(http, 30080)}, "198.18.11.2", "2001:db8:11::2"),
 		want: []proxier.Warning{
-			{Path: `services["web"].ports[0].nodePort`, Value: "30080", Msg: "is not served over IPv6: the node has no IPv6 address (of Node.Addresses, in NodePortCIDRs if set)"},
+			{Path: `services["web"].ports[0].nodePort`, Value: "30080", Msg: "is not served over IPv6: the node has no IPv6 address (of Node.Addresses, in NodePortCIDRs if set, outside Config.ExcludeCIDRs)"},
 			{Path: `services["web"].endpoints[1].addr`, Value: "2001:db8:11::2", Msg: "is unused: the service has no IPv6 frontend (cluster, external or load-balancer IP, or node port)"},
 		},
 	}, {

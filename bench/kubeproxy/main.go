@@ -59,6 +59,7 @@ type options struct {
 	nodePortAddrs string
 	clusterCIDRs  string
 	scheduler     string
+	excludeCIDRs  string
 	masqueradeAll bool
 	strictARP     bool
 	once          bool
@@ -76,6 +77,7 @@ func main() {
 	flag.StringVar(&o.scheduler, "ipvs-scheduler", "rr", "kube-proxy's --ipvs-scheduler")
 	flag.BoolVar(&o.masqueradeAll, "masquerade-all", false, "kube-proxy's --masquerade-all")
 	flag.BoolVar(&o.strictARP, "ipvs-strict-arp", false, "kube-proxy's --ipvs-strict-arp")
+	flag.StringVar(&o.excludeCIDRs, "ipvs-exclude-cidrs", "", "kube-proxy's --ipvs-exclude-cidrs (comma-separated)")
 	flag.BoolVar(&o.once, "once", false, "sync once and exit")
 	flag.BoolVar(&o.cleanup, "cleanup", false, "run kube-proxy's IPVS-mode cleanup and exit")
 	flag.IntVar(&o.verbosity, "v", 0, "kube-proxy's log verbosity (logs go to standard error)")
@@ -217,8 +219,9 @@ func newProxier(ctx context.Context, o options, counts *counters) (proxy.Provide
 		MinSyncPeriod: metav1.Duration{Duration: 0},
 		IPTables:      proxyconfig.KubeProxyIPTablesConfiguration{MasqueradeBit: &masqBit},
 		IPVS: proxyconfig.KubeProxyIPVSConfiguration{
-			Scheduler: o.scheduler,
-			StrictARP: o.strictARP,
+			Scheduler:    o.scheduler,
+			StrictARP:    o.strictARP,
+			ExcludeCIDRs: split(o.excludeCIDRs),
 		},
 		Linux: proxyconfig.KubeProxyLinuxConfiguration{MasqueradeAll: o.masqueradeAll},
 	}

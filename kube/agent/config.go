@@ -61,10 +61,11 @@ type Config struct {
 	// Timeouts are ipvs.tcpTimeout, tcpFinTimeout and udpTimeout; 0 leaves
 	// the kernel's value.
 	Timeouts ipvs.Timeouts
-	// ExcludeCIDRs is ipvs.excludeCIDRs. kube-proxy leaves virtual servers
-	// on these addresses alone when it cleans up; ipvskit leaves every
-	// virtual server it did not make alone, so these are checked and
-	// otherwise change nothing.
+	// ExcludeCIDRs is ipvs.excludeCIDRs (host bits cleared, as kube-proxy
+	// reads them), the Proxier's ExcludeCIDRs: virtual servers there are
+	// never the agent's, even on kube-ipvs0 or once its own. A Service's
+	// VIP there is not served (logged as not served as asked), and node
+	// addresses there carry no node ports.
 	ExcludeCIDRs []netip.Prefix
 	// MasqueradeAll and MasqueradeBit are iptables.masqueradeAll and
 	// iptables.masqueradeBit, which kube-proxy's IPVS mode uses.

@@ -25,6 +25,7 @@ func (a *Agent) proxierConfig(node *corev1.Node) (*proxier.Config, error) {
 	bit := c.MasqueradeBit
 	cfg.MasqueradeBit = &bit
 	cfg.StrictARP = c.StrictARP
+	cfg.ExcludeCIDRs = c.ExcludeCIDRs
 	if cfg.Logger == nil {
 		cfg.Logger = a.log
 	}
@@ -102,6 +103,7 @@ func (a *Agent) state() (*proxier.State, error) {
 		in.Node.Zone = node.Labels[LabelZone]
 	}
 	st, skipped := convert.Convert(in)
+	skipped = append(skipped, dropExcluded(&st, a.o.Config.ExcludeCIDRs)...)
 	errs := applySchedulers(&st, in.Services, a.o.Config.Scheduler)
 	a.report(skipped, errs)
 	return &st, nil

@@ -49,8 +49,23 @@ func conform(t *testing.T, cases []tcase, allNodePorts bool) {
 	steps := mergedSteps(cases)
 	deliberate = append(deliberate, fallbackDifferences()...)
 	kpRig, iptRig, nftRig := newRig(t), newRig(t), newRig(t)
+	var setup string
+	var exclude, kept []string
+	for _, c := range cases {
+		if l, ok := leftovers[c.name]; ok {
+			setup += l.script(allocOf(c.name))
+			exclude = append(exclude, l.exclude(allocOf(c.name)))
+			kept = append(kept, l.kept(allocOf(c.name))...)
+		}
+	}
+	if len(exclude) > 0 {
+		deliberate = append(deliberate, leftoverDifference)
+	}
 	for _, r := range []*rig{kpRig, iptRig, nftRig} {
-		r.allNodePorts = allNodePorts
+		r.allNodePorts, r.exclude = allNodePorts, exclude
+		if setup != "" {
+			r.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\n"+setup)
+		}
 	}
 	ipt := newIPVSKit(t, iptRig, proxier.IPTables)
 	nft := newIPVSKit(t, nftRig, proxier.NFTables)
@@ -66,8 +81,16 @@ func conform(t *testing.T, cases []tcase, allNodePorts bool) {
 		nft.apply(t, s)
 
 		want := readState(t, kpRig)
-		compareState(t, i, "iptables", want, readState(t, iptRig), true)
-		compareState(t, i, "nftables", want, readState(t, nftRig), false)
+		iptState, nftState := readState(t, iptRig), readState(t, nftRig)
+		compareState(t, i, "iptables", want, iptState, true)
+		compareState(t, i, "nftables", want, nftState, false)
+		for j, s := range []kernelState{want, iptState, nftState} {
+			for _, l := range kept {
+				if !slices.Contains(s.ipvs, l) {
+					t.Errorf("step %d: %s lost another program's %q (leftovers)", i, []string{"kube-proxy", "ipvskit (iptables)", "ipvskit (nftables)"}[j], l)
+				}
+			}
+		}
 
 		probes := probesOf(s)
 		if i > 0 { // what the last step served is tried again: removed must be removed on both
@@ -195,4 +218,16 @@ func mergedSteps(cases []tcase) []step {
 		}
 	}
 	return out
+}
+
+// TestConformanceLeftovers runs only the corpus's cases that start from
+// another program's IPVS state (leftovers), for a quick look at them.
+func TestConformanceLeftovers(t *testing.T) {
+	var cases []tcase
+	for _, c := range corpus {
+		if _, ok := leftovers[c.name]; ok {
+			cases = append(cases, c)
+		}
+	}
+	conform(t, cases, false)
 }

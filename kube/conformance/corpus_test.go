@@ -251,6 +251,8 @@ var corpus = []tcase{
 		return []step{st(a.svc("s", http, a.typ(v1.ServiceTypeNodePort)), sl),
 			st(a.svc("s", http, a.typ(v1.ServiceTypeNodePort), eTPLocal(0)), sl)}
 	}},
+	// Another program's virtual server on kube-ipvs0 (see leftovers).
+	one("excluded-virtual-server-on-the-vip-link", []sport{httpP}, two(), http),
 	{"update-affinity-added", func(a alloc) []step {
 		sl := slice("s", "a", false, []sport{httpP}, two()...)
 		return []step{st(a.svc("s", http), sl), st(a.svc("s", http, affinity(60)), sl)}

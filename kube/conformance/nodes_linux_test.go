@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,9 @@ func newKubeProxy(t *testing.T, r *rig, first step) *kubeProxy {
 	args := []string{"-state", k.file, "-node", nodeName, "-node-ip", nodeAddr + "," + nodeAddr6}
 	if !r.allNodePorts {
 		args = append(args, "-nodeport-addresses", nodePortCIDRs[0]+","+nodePortCIDRs[1])
+	}
+	if len(r.exclude) > 0 {
+		args = append(args, "-ipvs-exclude-cidrs", strings.Join(r.exclude, ","))
 	}
 	cmd := exec.Command(bin, args...)
 	var stderr bytes.Buffer
@@ -166,6 +170,9 @@ func newIPVSKit(t *testing.T, r *rig, backend proxier.Backend) *ipvskit {
 func newIPVSKitAdopting(t *testing.T, r *rig, backend proxier.Backend, adopt bool) *ipvskit {
 	t.Helper()
 	cfg := &proxier.Config{KubeProxyNames: true, AdoptKubeProxy: adopt, Backend: backend, Families: []proxier.Family{proxier.IPv4, proxier.IPv6}}
+	for _, s := range r.exclude {
+		cfg.ExcludeCIDRs = append(cfg.ExcludeCIDRs, netip.MustParsePrefix(s))
+	}
 	h := r.node.Handle()
 	ic, err := ipvs.New(&ipvs.Config{NetNS: h})
 	must(t, err)

@@ -35,6 +35,9 @@ type rig struct {
 	// allNodePorts serves node ports on every address of the node (no
 	// --nodeport-addresses) instead of the client-facing ones.
 	allNodePorts bool
+	// exclude are the excluded CIDRs both proxiers are given (see
+	// leftovers).
+	exclude []string
 }
 
 // nodeAddrs are the addresses of the node's links that can carry node
