@@ -12,6 +12,14 @@ import (
 // node (or namespace) should serve, with its endpoints, and the node's facts.
 // It has no Kubernetes types; a Kubernetes controller maps Services and
 // EndpointSlices onto it, and so can anything else.
+//
+// A State is applied all or nothing: one invalid value (a loopback external
+// IP, say) refuses the whole Sync, with every problem listed, and nothing is
+// changed. That is deliberate for a library call, which must not half-apply
+// what its caller asked for; kube-proxy instead programs what it can of each
+// Service. A translator that must serve the rest when one object is bad
+// drops that object before it calls Sync and reports it, as the Kubernetes
+// converter (kube/convert) does with its Skipped list.
 type State struct {
 	// Services by ID. The ID is the caller's name for the service
 	// ("default/web"); it appears in error paths and plans.
@@ -55,7 +63,10 @@ type Service struct {
 	// allowed when it is the only one.
 	Ports []Port
 	// ExternalIPs are further VIPs served like the cluster IP, with the
-	// external traffic policy.
+	// external traffic policy. Like every VIP, one that is not usable
+	// (loopback such as 127.0.0.1, link-local, multicast, unspecified) is
+	// refused, which refuses the State (kube-proxy programs a loopback
+	// external IP; the Kubernetes converter leaves it out and reports it).
 	ExternalIPs []netip.Addr
 	// LoadBalancerIPs are load-balancer ingress IPs served on this node,
 	// with the external traffic policy.
@@ -68,6 +79,10 @@ type Service struct {
 	SessionAffinity *SessionAffinity
 	// ExternalTrafficPolicy applies to external IPs, load-balancer IPs and
 	// node ports; InternalTrafficPolicy to cluster IPs. Zero is Cluster.
+	// Local with no local endpoint gives those virtual servers no
+	// destinations, so clients are refused at once (kube-proxy's IPVS mode
+	// falls back to every endpoint, whose replies an outside client then
+	// discards; docs/kube-proxy-differences.md).
 	ExternalTrafficPolicy TrafficPolicy
 	InternalTrafficPolicy TrafficPolicy
 	// Scheduler is the IPVS scheduler ("rr", "wrr", "lc", "mh", ...); empty
@@ -86,7 +101,13 @@ type Service struct {
 	// answering it, with how many local endpoints are ready, is the
 	// caller's HTTP server, as it is kube-proxy's.
 	HealthCheckNodePort int
-	// Endpoints are the service's backends.
+	// Endpoints are the service's backends. An endpoint that goes (or stops
+	// being chosen) keeps its TCP destinations at weight 0, so their open
+	// connections finish, until Proxier.Drain deletes them once idle or
+	// past Config.MaxDrain: a Sync never deletes a TCP destination, even an
+	// idle one (kube-proxy's graceful termination does that work on its own
+	// timer; call Drain on yours). UDP and SCTP destinations go at once,
+	// with their conntrack flows.
 	Endpoints []Endpoint
 }
 
