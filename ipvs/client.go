@@ -83,7 +83,12 @@ func (c *Client) GetService(ctx context.Context, k ServiceKey) (ServiceInfo, err
 	return c.c.getService(ctx, k)
 }
 
-// Services returns every service of the namespace with its counters.
+// Services returns every service of the namespace with its counters. The
+// kernel's dump of a large table comes in parts and resumes by position in a
+// table all namespaces share, so deletions in another namespace can make it
+// skip services of this one: a dump of more than one part is read again
+// while a reading brings a service the earlier ones lacked (at most four
+// readings), and services are listed once each.
 func (c *Client) Services(ctx context.Context) ([]ServiceInfo, error) {
 	return c.c.services(ctx)
 }
@@ -118,11 +123,11 @@ func (c *Client) Destinations(ctx context.Context, k ServiceKey) ([]DestinationI
 }
 
 // Snapshot returns every service with its destinations, in the kernel's
-// order: one service dump, then one destination dump per service (the
-// kernel has no single dump of everything), run over sockets of their own
-// that the Client keeps for the next Snapshot. It is not atomic: changes
-// made meanwhile by others may show in part (a service deleted between the
-// two dumps is listed without destinations). A failed destination dump is an
+// order: one service listing (as Services reads it), then one destination
+// dump per service (the kernel has no single dump of everything), run over
+// sockets of their own that the Client keeps for the next Snapshot. It is
+// not atomic: changes made meanwhile by others may show in part (a service
+// deleted between the two steps is listed without destinations). A failed destination dump is an
 // *Error naming its service; a ctx cancelled stops it between requests.
 func (c *Client) Snapshot(ctx context.Context) (Snapshot, error) {
 	return c.c.snapshot(ctx)

@@ -153,27 +153,52 @@ func (c *client) getService(ctx context.Context, k ServiceKey) (ServiceInfo, err
 	return si, newError(op, k.String(), err)
 }
 
+// The kernel resumes a multi-part service dump by position in one table
+// that every namespace shares. A service another namespace adds between two
+// parts can make it send one of ours again; one another namespace deletes
+// can make it skip some of ours. A namespace holds one service per key, so a
+// repeat is dropped; against skips, a dump too large for one part is read
+// again, and again while a reading brings a service the earlier ones lacked
+// (at most maxServiceDumps readings). A service that exists for the whole
+// call is then missed only if every reading skips it.
+const (
+	// onePart is the most bytes of replies a dump certainly sends in one
+	// part: the kernel's parts are at least NLMSG_GOODSIZE (about 3.7 KiB
+	// with 4 KiB pages), headers included.
+	onePart         = 3 << 10
+	nlmsgHeaderLen  = 16
+	maxServiceDumps = 4
+)
+
 func (c *client) services(ctx context.Context) ([]ServiceInfo, error) {
 	const op = "list services"
-	replies, err := c.exec(ctx, op, "", netlink.Dump, emptyRequest(cmdGetService))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ServiceInfo, 0, len(replies))
-	seen := make(map[ServiceKey]bool, len(replies))
-	for _, r := range replies {
-		si, err := decodeService(r)
+	var (
+		out  []ServiceInfo
+		seen = map[ServiceKey]bool{}
+	)
+	for n := 0; n < maxServiceDumps; n++ {
+		replies, err := c.exec(ctx, op, "", netlink.Dump, emptyRequest(cmdGetService))
 		if err != nil {
-			return nil, newError(op, "", err)
+			return nil, err
 		}
-		// The kernel resumes a service dump by position in one table that
-		// every namespace shares, so a service another namespace adds
-		// between two parts of the dump can make it send one of ours
-		// again. A namespace holds one service per key: a repeat is that.
-		if k := si.Key().normal(); !seen[k] {
-			seen[k] = true
-			out = append(out, si)
+		size, added := 0, false
+		for _, r := range replies {
+			size += len(r) + nlmsgHeaderLen
+			si, err := decodeService(r)
+			if err != nil {
+				return nil, newError(op, "", err)
+			}
+			if k := si.Key().normal(); !seen[k] {
+				seen[k], added = true, true
+				out = append(out, si)
+			}
 		}
+		if size <= onePart || (n > 0 && !added) {
+			break
+		}
+	}
+	if out == nil {
+		out = []ServiceInfo{}
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -300,5 +301,60 @@ func TestServicesDropsARepeatedService(t *testing.T) {
 	}
 	if len(got) != 2 || got[0].Key() != a.Key() || got[1].Key() != b.Key() {
 		t.Fatalf("Services = %v; want %v and %v once each", got, a.Key(), b.Key())
+	}
+}
+
+// A service dump too large for one part is read again while a reading brings
+// a service the earlier ones lacked: the kernel resumes such a dump by
+// position in a table every namespace shares, so another namespace's
+// deletions between two parts make it skip services of ours.
+func TestServicesReadsALargeDumpAgain(t *testing.T) {
+	var all []Service
+	for i := range 80 {
+		all = append(all, Service{Family: IPv4, Protocol: TCP, Addr: netip.AddrFrom4([4]byte{198, 18, 100, byte(i + 1)}), Port: 80, Scheduler: "rr"})
+	}
+	dump := func(skip ...int) nlconntest.Call {
+		req := ipvsReq(cmdGetService, nil)
+		for i, s := range all {
+			if !slices.Contains(skip, i) {
+				req.Replies = append(req.Replies, netlink.Message{Header: netlink.Header{Type: testFamily}, Data: serviceRequest(cmdNewService, s, true)})
+			}
+		}
+		return nlconntest.Call{Op: nlconntest.Execute, Requests: []nlconntest.Request{req}}
+	}
+	for _, tc := range []struct {
+		name    string
+		calls   []nlconntest.Call
+		missing int // the service every reading skipped, or -1
+	}{
+		{"complete at once", []nlconntest.Call{dump(), dump()}, -1},
+		{"first readings skip", []nlconntest.Call{dump(5, 6, 30), dump(30), dump(), dump()}, -1},
+		{"skips recovered one by one", []nlconntest.Call{dump(1, 2, 3), dump(2, 3), dump(3), dump()}, -1},
+		{"at most four readings", []nlconntest.Call{dump(1, 2, 3, 4), dump(2, 3, 4), dump(3, 4), dump(4)}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, s := scriptedClient(t, tc.calls...)
+			got, err := c.Services(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []ServiceKey
+			for _, si := range got {
+				keys = append(keys, si.Key())
+			}
+			slices.SortFunc(keys, func(a, b ServiceKey) int { return a.Addr.Compare(b.Addr) })
+			var want []ServiceKey
+			for i, s := range all {
+				if i != tc.missing {
+					want = append(want, s.Key())
+				}
+			}
+			if !slices.Equal(keys, want) {
+				t.Errorf("Services = %v\nwant %v", keys, want)
+			}
+			if n := len(s.Seen()) - 1; n != len(tc.calls) {
+				t.Errorf("%d dumps, want %d", n, len(tc.calls))
+			}
+		})
 	}
 }

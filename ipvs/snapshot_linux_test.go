@@ -111,7 +111,9 @@ func TestIntegrationSnapshotMatchesOneByOne(t *testing.T) {
 // been deleted, or not yet filled, between the two dumps). With additions
 // only, every stable service is listed. Deletions elsewhere can make the
 // kernel's service dump skip services of ours (positions shift back between
-// two parts of the dump), so there completeness is not checked.
+// two parts of the dump); Services reads it again while that finds more, but
+// deletions that never stop can make every reading skip one, so there
+// completeness is not checked.
 func TestIntegrationSnapshotConcurrentChanges(t *testing.T) {
 	for _, deletes := range []bool{false, true} {
 		name := "additions"

@@ -154,7 +154,8 @@ func (tp *topology) attach(t *testing.T, name, nodeLink string, subnet int) *hos
 }
 
 // linkUp gives the link its addresses (no duplicate address detection, so
-// IPv6 addresses are usable at once) and sets it up.
+// IPv6 addresses, the kernel's link-local one included, are final at once)
+// and sets it up.
 func linkUp(name string, addrs ...netip.Prefix) error {
 	l, err := netlink.LinkByName(name)
 	if err != nil {
@@ -165,6 +166,9 @@ func linkUp(name string, addrs ...netip.Prefix) error {
 		if err := netlink.AddrAdd(l, &netlink.Addr{IPNet: ipn, Flags: unix.IFA_F_NODAD}); err != nil {
 			return fmt.Errorf("%s: adding %v: %w", name, p, err)
 		}
+	}
+	if err := testutil.NoDAD(name); err != nil {
+		return err
 	}
 	return netlink.LinkSetUp(l)
 }

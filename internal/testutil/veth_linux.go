@@ -28,6 +28,10 @@ func Veth(tb testing.TB, a *NetNS, aName string, aAddr netip.Prefix, b *NetNS, b
 		addr netip.Prefix
 	}{{a, aName, aAddr}, {b, bName, bAddr}} {
 		side.ns.Exec(tb, "ip", "addr", "add", side.addr.String(), "dev", side.name, "nodad")
+		side.ns.Do(tb, func() { err = NoDAD(side.name) })
+		if err != nil {
+			tb.Fatalf("%s: %v", side.name, err)
+		}
 		side.ns.Exec(tb, "ip", "link", "set", side.name, "up")
 	}
 }
