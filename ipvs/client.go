@@ -127,8 +127,9 @@ func (c *Client) Destinations(ctx context.Context, k ServiceKey) ([]DestinationI
 // dump per service (the kernel has no single dump of everything), run over
 // sockets of their own that the Client keeps for the next Snapshot. It is
 // not atomic: changes made meanwhile by others may show in part (a service
-// deleted between the two steps is listed without destinations). A failed destination dump is an
-// *Error naming its service; a ctx cancelled stops it between requests.
+// deleted between the two steps is listed without destinations). A failed
+// destination dump is an *Error naming its service; a ctx cancelled stops it
+// between requests.
 func (c *Client) Snapshot(ctx context.Context) (Snapshot, error) {
 	return c.c.snapshot(ctx)
 }

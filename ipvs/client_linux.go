@@ -174,12 +174,16 @@ func (c *client) services(ctx context.Context) ([]ServiceInfo, error) {
 	const op = "list services"
 	var (
 		out  []ServiceInfo
-		seen = map[ServiceKey]bool{}
+		seen map[ServiceKey]bool
 	)
 	for n := 0; n < maxServiceDumps; n++ {
 		replies, err := c.exec(ctx, op, "", netlink.Dump, emptyRequest(cmdGetService))
 		if err != nil {
 			return nil, err
+		}
+		if n == 0 {
+			out = make([]ServiceInfo, 0, len(replies))
+			seen = make(map[ServiceKey]bool, len(replies))
 		}
 		size, added := 0, false
 		for _, r := range replies {
@@ -196,9 +200,6 @@ func (c *client) services(ctx context.Context) ([]ServiceInfo, error) {
 		if size <= onePart || (n > 0 && !added) {
 			break
 		}
-	}
-	if out == nil {
-		out = []ServiceInfo{}
 	}
 	return out, nil
 }
