@@ -24,11 +24,7 @@ import (
 func TestIntegrationNFTablesNamesRefusedRule(t *testing.T) {
 	for _, f := range []Family{IPv4, IPv6} {
 		t.Run(f.String(), func(t *testing.T) {
-			ns := testutil.NewNetNS(t)
-			b := newNFT(t, ns, f, 0)
-			fam, _ := nftFamily(f)
-			ns.Exec(t, "nft", "add table "+fam+" other; add chain "+fam+" other c; add rule "+fam+" other c meta mark 0x2 accept")
-			before := ns.Exec(t, "nft", "list", "ruleset")
+			ns, b, fam, before := besideAnotherTable(t, f)
 
 			for _, tc := range []struct {
 				name, text, missing string
@@ -76,10 +72,30 @@ func TestIntegrationNFTablesNamesRefusedRule(t *testing.T) {
 			if err := b.Apply(testCtx(t), sample(f, Options{})); err != nil {
 				t.Fatal(err)
 			}
-			if out := ns.Exec(t, "nft", "list", "table", fam, "other"); !strings.Contains(out, "meta mark 0x00000002 accept") {
-				t.Errorf("the other program's table changed:\n%s", out)
-			}
+			otherTableIntact(t, ns, fam)
 		})
+	}
+}
+
+// besideAnotherTable makes a fresh namespace holding another program's
+// table "other" (a chain with one rule) and an nftables back end of family f
+// there. It returns them, nft's word for the family and the namespace's
+// ruleset before anything of ours.
+func besideAnotherTable(t *testing.T, f Family) (*testutil.NetNS, *NFTables, string, string) {
+	t.Helper()
+	ns := testutil.NewNetNS(t)
+	b := newNFT(t, ns, f, 0)
+	fam, _ := nftFamily(f)
+	ns.Exec(t, "nft", "add table "+fam+" other; add chain "+fam+" other c; add rule "+fam+" other c meta mark 0x2 accept")
+	return ns, b, fam, ns.Exec(t, "nft", "list", "ruleset")
+}
+
+// otherTableIntact fails t unless besideAnotherTable's table still has its
+// rule.
+func otherTableIntact(t *testing.T, ns *testutil.NetNS, fam string) {
+	t.Helper()
+	if out := ns.Exec(t, "nft", "list", "table", fam, "other"); !strings.Contains(out, "meta mark 0x00000002 accept") {
+		t.Errorf("the other program's table changed:\n%s", out)
 	}
 }
 
@@ -97,17 +113,14 @@ func TestIntegrationNFTablesMissingModuleNamesRule(t *testing.T) {
 	missing := slices.Contains(leftOut, "nft_ct")
 	for _, f := range []Family{IPv4, IPv6} {
 		t.Run(f.String(), func(t *testing.T) {
-			ns := testutil.NewNetNS(t)
-			b := newNFT(t, ns, f, 0)
-			fam, _ := nftFamily(f)
-			ns.Exec(t, "nft", "add table "+fam+" other; add chain "+fam+" other c; add rule "+fam+" other c meta mark 0x2 accept")
-			before := ns.Exec(t, "nft", "list", "ruleset")
+			ns, b, fam, before := besideAnotherTable(t, f)
 			err := b.Apply(testCtx(t), sample(f, Options{}))
 			t.Logf("nft_ct left out: %v; Apply: %v", missing, err)
 			if !missing {
 				if err != nil {
 					t.Fatal(err)
 				}
+				otherTableIntact(t, ns, fam)
 				return
 			}
 			var re *RuleError
