@@ -1,5 +1,6 @@
 # The two commands the README promises; each does all its own set-up.
-.PHONY: test demo setup
+# check is the quick tier for iterating (no VM, no -race; see scripts/check).
+.PHONY: test demo setup check
 
 test:
 	scripts/test
@@ -9,3 +10,6 @@ demo:
 
 setup:
 	scripts/setup
+
+check:
+	scripts/check

@@ -23,7 +23,7 @@ import (
 // end, with foreign objects (a virtual server, an nftables table, an ipset,
 // an iptables chain) that must survive them all.
 func TestIntegrationProxier(t *testing.T) {
-	for _, v := range variants {
+	for _, v := range allVariants {
 		be := v.be
 		t.Run(v.String(), func(t *testing.T) {
 			tp := newTopologyIn(t, v, 2, 3)

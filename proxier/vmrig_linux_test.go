@@ -61,8 +61,18 @@ func (v variant) String() string {
 	return v.be.String()
 }
 
-// variants are both back ends in both VIP modes.
-var variants = []variant{{NFTables, VIPAddresses}, {IPTables, VIPAddresses}, {NFTables, VIPLocalRoutes}, {IPTables, VIPLocalRoutes}}
+// allVariants are both back ends in both VIP modes: TestIntegrationProxier,
+// the traffic test of every kind of frontend, runs in each.
+var allVariants = []variant{{NFTables, VIPAddresses}, {IPTables, VIPAddresses}, {NFTables, VIPLocalRoutes}, {IPTables, VIPLocalRoutes}}
+
+// variants are each back end and each VIP mode once, for the other kernel
+// tests. The two act on separate subsystems (the netfilter rules; how the
+// VIP link holds the VIPs), so what a test checks of one does not depend on
+// the other's choice: each value once covers it, at half the time of every
+// pair. The pairs meet in TestIntegrationProxier (allVariants), and the
+// back ends' rules are checked against nft and iptables-save for both
+// families on the host's kernel (package iptables).
+var variants = []variant{{NFTables, VIPAddresses}, {IPTables, VIPLocalRoutes}}
 
 // newTopologyIn is newTopology for the Proxiers of variant v.
 func newTopologyIn(t *testing.T, v variant, nClients, nBackends int) *topology {
