@@ -13,7 +13,7 @@
 // Nest always sets NLA_F_NESTED (every family here accepts it and ipset
 // requires it); ipset's network-order integers pass
 // typ|NetByteOrder themselves, while IPVS's ports, also network order,
-// go without the flag, as the kernel's own ipvsadm sends them. Type masks
+// go without the flag (nla_get_be16 does not look at it). Type masks
 // both flags off when decoding, and TypeFlags returns them.
 //
 // Why not github.com/mdlayher/netlink's AttributeEncoder and

@@ -63,6 +63,13 @@ func (e *Encoder) Attr(typ uint16, v []byte) {
 	e.pad()
 }
 
+// Raw appends a whole attribute, header and value, as Decoder.Raw returns
+// it (nothing if attr is empty), padded to 4 bytes.
+func (e *Encoder) Raw(attr []byte) {
+	e.b = append(e.b, attr...)
+	e.pad()
+}
+
 // Uint8 appends a one-byte value (padded to 4).
 func (e *Encoder) Uint8(typ uint16, v uint8) {
 	e.header(typ, 1)

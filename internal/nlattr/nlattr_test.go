@@ -43,6 +43,7 @@ func TestEncoder(t *testing.T) {
 		{"ipv4", func(e *Encoder) { e.Addr(9, netip.MustParseAddr("198.18.0.1")) }, attr(9, 198, 18, 0, 1)},
 		{"ipv6", func(e *Encoder) { e.Addr(9, netip.MustParseAddr("2001:db8::1")) },
 			attr(9, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)},
+		{"raw", func(e *Encoder) { e.Raw(attr(8, 1, 2, 3)[:7]); e.Raw(nil) }, attr(8, 1, 2, 3)},
 		{"nest", func(e *Encoder) {
 			n := e.Nest(10)
 			e.Uint8(1, 1)
