@@ -73,70 +73,39 @@ func (d *Decoder) Raw() []byte { return d.raw }
 // Nested returns a Decoder over the current attribute's value.
 func (d *Decoder) Nested() Decoder { return NewDecoder(d.Bytes()) }
 
-func (d *Decoder) size(n int) []byte {
+// value reads the current value with get if it has n bytes; otherwise it
+// records the size error and returns 0.
+func value[T uint8 | uint16 | uint32 | uint64](d *Decoder, n int, get func([]byte) T) T {
 	v := d.Bytes()
 	if len(v) != n {
 		d.Fail(fmt.Errorf("attribute %d: %d bytes, want %d", d.Type(), len(v), n))
-		return nil
+		return 0
 	}
-	return v
+	return get(v)
 }
+
+func first(b []byte) uint8 { return b[0] }
 
 // Uint8 reads a one-byte value.
-func (d *Decoder) Uint8() uint8 {
-	if v := d.size(1); v != nil {
-		return v[0]
-	}
-	return 0
-}
+func (d *Decoder) Uint8() uint8 { return value(d, 1, first) }
 
 // Uint16 reads a host-order u16.
-func (d *Decoder) Uint16() uint16 {
-	if v := d.size(2); v != nil {
-		return binary.NativeEndian.Uint16(v)
-	}
-	return 0
-}
+func (d *Decoder) Uint16() uint16 { return value(d, 2, binary.NativeEndian.Uint16) }
 
 // Uint16BE reads a network-order u16.
-func (d *Decoder) Uint16BE() uint16 {
-	if v := d.size(2); v != nil {
-		return binary.BigEndian.Uint16(v)
-	}
-	return 0
-}
+func (d *Decoder) Uint16BE() uint16 { return value(d, 2, binary.BigEndian.Uint16) }
 
 // Uint32 reads a host-order u32.
-func (d *Decoder) Uint32() uint32 {
-	if v := d.size(4); v != nil {
-		return binary.NativeEndian.Uint32(v)
-	}
-	return 0
-}
+func (d *Decoder) Uint32() uint32 { return value(d, 4, binary.NativeEndian.Uint32) }
 
 // Uint32BE reads a network-order u32.
-func (d *Decoder) Uint32BE() uint32 {
-	if v := d.size(4); v != nil {
-		return binary.BigEndian.Uint32(v)
-	}
-	return 0
-}
+func (d *Decoder) Uint32BE() uint32 { return value(d, 4, binary.BigEndian.Uint32) }
 
 // Uint64 reads a host-order u64.
-func (d *Decoder) Uint64() uint64 {
-	if v := d.size(8); v != nil {
-		return binary.NativeEndian.Uint64(v)
-	}
-	return 0
-}
+func (d *Decoder) Uint64() uint64 { return value(d, 8, binary.NativeEndian.Uint64) }
 
 // Uint64BE reads a network-order u64.
-func (d *Decoder) Uint64BE() uint64 {
-	if v := d.size(8); v != nil {
-		return binary.BigEndian.Uint64(v)
-	}
-	return 0
-}
+func (d *Decoder) Uint64BE() uint64 { return value(d, 8, binary.BigEndian.Uint64) }
 
 // Counter reads a host-order counter of 4 or 8 bytes, as the kernel sends
 // statistics.

@@ -10,12 +10,10 @@ import (
 
 // attr builds one attribute by hand, independently of Encoder.
 func attr(typ uint16, v ...byte) []byte {
-	b := binary.NativeEndian.AppendUint16(nil, uint16(4+len(v)))
-	b = binary.NativeEndian.AppendUint16(b, typ)
-	b = append(b, v...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
+	b := make([]byte, (4+len(v)+3)/4*4)
+	binary.NativeEndian.PutUint16(b, uint16(4+len(v)))
+	binary.NativeEndian.PutUint16(b[2:], typ)
+	copy(b[4:], v)
 	return b
 }
 
@@ -176,4 +174,40 @@ func TestDecoderFail(t *testing.T) {
 	if d.Next() || d.Err() != first {
 		t.Fatalf("err = %v, want %v", d.Err(), first)
 	}
+}
+
+// The codec must not allocate: ipvs and ipset run it over millions of
+// attributes.
+func TestNoAllocs(t *testing.T) {
+	buf := make([]byte, 0, 256)
+	var sum uint64
+	n := testing.AllocsPerRun(100, func() {
+		e := NewEncoder(buf[:0])
+		off := e.Nest(1)
+		e.Uint16BE(2|NetByteOrder, 80)
+		e.Uint32(3, 7)
+		e.String(4, "rr")
+		e.End(off)
+		d := NewDecoder(e.Bytes())
+		for d.Next() {
+			in := d.Nested()
+			for in.Next() {
+				switch in.Type() {
+				case 2:
+					sum += uint64(in.Uint16BE())
+				case 3:
+					sum += uint64(in.Uint32())
+				case 4:
+					sum += uint64(len(in.Bytes()))
+				}
+			}
+			if in.Err() != nil {
+				t.Fatal(in.Err())
+			}
+		}
+	})
+	if n != 0 {
+		t.Fatalf("%v allocations per encode and decode, want 0", n)
+	}
+	_ = sum
 }
