@@ -6,6 +6,10 @@
 // in place. Both carry the first error to the end, as bufio.Scanner does:
 // after a truncated attribute or a value of the wrong size, Next returns
 // false and Err says what went wrong, so a decoder's loop checks once.
+// An Encoder's only error is an attribute or nest past the 65,535 bytes its
+// length field holds; the request builders here encode only what their
+// validators and packers bound (ipset packs add/del messages at 8 KiB;
+// names, comments and addresses are short) and do not check it.
 //
 // Byte order is the caller's to say, per attribute: Uint16 and friends are
 // host order (what nla_put_u16 writes), Uint16BE and friends network order
