@@ -9,6 +9,7 @@ import (
 	"github.com/mdlayher/netlink"
 
 	"github.com/ipvskit/ipvskit/inet"
+	"github.com/ipvskit/ipvskit/internal/nlattr"
 )
 
 // ctnetlink's wire format: include/uapi/linux/netfilter/nfnetlink.h and
@@ -38,8 +39,7 @@ const (
 	ctaProtoSrcPort = 2 // CTA_PROTO_SRC_PORT
 	ctaProtoDstPort = 3 // CTA_PROTO_DST_PORT
 
-	nlaTypeMask = 0x3fff // ~(NLA_F_NESTED | NLA_F_NET_BYTEORDER)
-	nfgenLen    = 4      // sizeof(struct nfgenmsg)
+	nfgenLen = 4 // sizeof(struct nfgenmsg)
 )
 
 var errMalformed = errors.New("malformed ctnetlink message")
@@ -74,33 +74,27 @@ type entry struct {
 // tuple since the dump. The request copies what it needs of e.
 func deleteRequest(e *entry) netlink.Message {
 	b := make([]byte, 0, nfgenLen+align4(len(e.orig))+align4(len(e.id))+align4(len(e.zone)))
-	b = append(b, byte(e.family), nfnetlinkV0, 0, 0)
-	for _, a := range [][]byte{e.orig, e.zone, e.id} {
-		b = append(b, a...)
-		for len(b)%4 != 0 {
-			b = append(b, 0)
-		}
-	}
-	return netlink.Message{Header: netlink.Header{Type: msgType(msgDelete)}, Data: b}
+	w := nlattr.NewEncoder(append(b, byte(e.family), nfnetlinkV0, 0, 0))
+	w.Raw(e.orig)
+	w.Raw(e.zone)
+	w.Raw(e.id)
+	return netlink.Message{Header: netlink.Header{Type: msgType(msgDelete)}, Data: w.Bytes()}
 }
 
 func align4(n int) int { return (n + 3) &^ 3 }
 
 // forAttrs calls fn with each attribute of b: its type without flags, its
-// value and the whole attribute.
+// value and the whole attribute. The walk is internal/nlattr's; a
+// truncated attribute is errMalformed.
 func forAttrs(b []byte, fn func(typ uint16, v, raw []byte) error) error {
-	for len(b) > 0 {
-		if len(b) < 4 {
-			return malformed("truncated attribute header")
-		}
-		n := int(binary.NativeEndian.Uint16(b))
-		if n < 4 || n > len(b) {
-			return malformed(fmt.Sprintf("attribute length %d with %d bytes left", n, len(b)))
-		}
-		if err := fn(binary.NativeEndian.Uint16(b[2:])&nlaTypeMask, b[4:n], b[:n]); err != nil {
+	d := nlattr.NewDecoder(b)
+	for d.Next() {
+		if err := fn(d.Type(), d.Bytes(), d.Raw()); err != nil {
 			return err
 		}
-		b = b[min(align4(n), len(b)):]
+	}
+	if err := d.Err(); err != nil {
+		return fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	return nil
 }

@@ -24,6 +24,16 @@
 // the protocol number RouteProtocol (173) on top of the link's mark; no
 // other route is ever listed or removed.
 //
+// Two netlink stacks serve a Client today, one socket each, in the same
+// namespace: github.com/vishvananda/netlink's Handle for the link itself
+// (create, look up, rename, alias, ARP off, up, delete) and for Bind,
+// Unbind, Sync and the address list, and internal/nlconn with internal/nlattr's attribute codec
+// for the batched paths (Update, UpdateRoutes, Routes), which build their
+// rtnetlink messages here (route_wire.go, update_linux.go). Folding the
+// link and address calls into the second stack means encoding RTM_NEWLINK
+// with its IFLA_LINKINFO nest and decoding link and address dumps here; it
+// is left for its own change, with the kernel tests that cover those calls.
+//
 // Package dummytest has an in-memory Fake with the same semantics and
 // errors, for unit tests.
 //

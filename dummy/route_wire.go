@@ -1,8 +1,9 @@
 package dummy
 
 import (
-	"encoding/binary"
 	"net/netip"
+
+	"github.com/ipvskit/ipvskit/internal/nlattr"
 )
 
 // Linux's values (include/uapi/linux/rtnetlink.h, socket.h), spelled out so
@@ -46,10 +47,11 @@ func routeMessage(index int, a netip.Addr) []byte {
 	b := make([]byte, rtmsgLen, rtmsgLen+4+16+8+8)
 	// family, dst_len, src_len, tos, table, protocol, scope, type; flags 0
 	b[0], b[1], b[4], b[5], b[6], b[7] = fam, byte(a.BitLen()), rtTableLocal, RouteProtocol, rtScopeHost, rtnLocal
-	b = appendAttr(b, rtaDst, raw)
-	b = appendAttr(b, rtaOif, binary.NativeEndian.AppendUint32(nil, uint32(index)))
-	b = appendAttr(b, rtaTable, binary.NativeEndian.AppendUint32(nil, rtTableLocal))
-	return b
+	e := nlattr.NewEncoder(b)
+	e.Attr(rtaDst, raw)
+	e.Uint32(rtaOif, uint32(index))
+	e.Uint32(rtaTable, rtTableLocal)
+	return e.Bytes()
 }
 
 // routeDumpRequest is the body of an RTM_GETROUTE dump of family fam.
@@ -59,18 +61,9 @@ func routeDumpRequest(fam byte) []byte {
 	return b
 }
 
-func appendAttr(b []byte, typ uint16, v []byte) []byte {
-	b = binary.NativeEndian.AppendUint16(b, uint16(4+len(v)))
-	b = binary.NativeEndian.AppendUint16(b, typ)
-	b = append(b, v...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	return b
-}
-
 // parseRoute decodes the body of an RTM_NEWROUTE message. ok is false for
-// a message too short or malformed, or a family other than IPv4 and IPv6;
+// a message too short or malformed (an attribute cut short, or bytes after
+// the last one that are no attribute), or a family other than IPv4 and IPv6;
 // a route without RTA_DST (a default route) has an invalid dst.
 func parseRoute(b []byte) (r route, ok bool) {
 	if len(b) < rtmsgLen {
@@ -81,14 +74,10 @@ func parseRoute(b []byte) (r route, ok bool) {
 		return route{}, false
 	}
 	r.table, r.protocol, r.scope, r.typ = uint32(b[4]), b[5], b[6], b[7]
-	for rest := b[rtmsgLen:]; len(rest) >= 4; {
-		l := int(binary.NativeEndian.Uint16(rest[0:2]))
-		typ := binary.NativeEndian.Uint16(rest[2:4]) &^ 0xc000 // NLA_F_NESTED, NLA_F_NET_BYTEORDER
-		if l < 4 || l > len(rest) {
-			return route{}, false
-		}
-		v := rest[4:l]
-		switch typ {
+	d := nlattr.NewDecoder(b[rtmsgLen:])
+	for d.Next() {
+		v := d.Bytes()
+		switch d.Type() {
 		case rtaDst:
 			a, aok := netip.AddrFromSlice(v)
 			if !aok || (fam == afInet) != a.Is4() || dstLen > a.BitLen() {
@@ -97,18 +86,16 @@ func parseRoute(b []byte) (r route, ok bool) {
 			r.dst = netip.PrefixFrom(a, dstLen)
 		case rtaOif:
 			if len(v) == 4 {
-				r.oif = binary.NativeEndian.Uint32(v)
+				r.oif = d.Uint32()
 			}
 		case rtaTable:
 			if len(v) == 4 {
-				r.table = binary.NativeEndian.Uint32(v)
+				r.table = d.Uint32()
 			}
 		}
-		adv := (l + 3) &^ 3
-		if adv > len(rest) {
-			break
-		}
-		rest = rest[adv:]
+	}
+	if d.Err() != nil {
+		return route{}, false
 	}
 	return r, true
 }

@@ -11,6 +11,7 @@ import (
 	mnl "github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/ipvskit/ipvskit/internal/nlattr"
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 )
 
@@ -87,11 +88,8 @@ func addrMessage(typ uint16, flags mnl.HeaderFlags, index int, a netip.Addr) mnl
 	b := make([]byte, 8, 8+2*(4+16))
 	b[0], b[1], b[2], b[3] = fam, byte(a.BitLen()), flag, unix.RT_SCOPE_UNIVERSE
 	binary.NativeEndian.PutUint32(b[4:8], uint32(index))
-	for _, t := range []uint16{unix.IFA_LOCAL, unix.IFA_ADDRESS} {
-		var h [4]byte
-		binary.NativeEndian.PutUint16(h[0:2], uint16(4+len(raw)))
-		binary.NativeEndian.PutUint16(h[2:4], t)
-		b = append(append(b, h[:]...), raw...)
-	}
-	return mnl.Message{Header: mnl.Header{Type: mnl.HeaderType(typ), Flags: flags}, Data: b}
+	e := nlattr.NewEncoder(b)
+	e.Attr(unix.IFA_LOCAL, raw)
+	e.Attr(unix.IFA_ADDRESS, raw)
+	return mnl.Message{Header: mnl.Header{Type: mnl.HeaderType(typ), Flags: flags}, Data: e.Bytes()}
 }

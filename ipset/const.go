@@ -17,10 +17,6 @@ const (
 	nfprotoUnspec = 0  // NFPROTO_UNSPEC, netfilter.h
 	nfprotoIPv4   = 2  // NFPROTO_IPV4
 	nfprotoIPv6   = 10 // NFPROTO_IPV6
-
-	nlaFNested       = 1 << 15 // NLA_F_NESTED, netlink.h
-	nlaFNetByteOrder = 1 << 14 // NLA_F_NET_BYTEORDER
-	nlaTypeMask      = ^uint16(nlaFNested | nlaFNetByteOrder)
 )
 
 // enum ipset_cmd

@@ -1,13 +1,14 @@
 package ipset
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
 	"time"
 
 	"github.com/mdlayher/netlink"
+
+	"github.com/ipvskit/ipvskit/internal/nlattr"
 )
 
 // Reply decoding. The decoders accept anything the kernel might send and
@@ -16,35 +17,48 @@ import (
 var errShort = errors.New("ipset: reply shorter than its nfgenmsg header")
 
 // attrs returns a decoder for the attributes after the nfgenmsg header.
-func attrs(data []byte) (*netlink.AttributeDecoder, error) {
+func attrs(data []byte) (nlattr.Decoder, error) {
 	if len(data) < 4 {
-		return nil, errShort
+		return nlattr.Decoder{}, errShort
 	}
-	return netlink.NewAttributeDecoder(data[4:])
+	return nlattr.NewDecoder(data[4:]), nil
 }
 
-// order picks the byte order of an integer attribute from its flag: the
-// kernel marks everything it sends in network order.
-func order(ad *netlink.AttributeDecoder) binary.ByteOrder {
-	if ad.TypeFlags()&netlink.NetByteOrder != 0 {
-		return binary.BigEndian
-	}
-	return binary.NativeEndian
-}
+// The kernel marks every integer it sends in network order with
+// NLA_F_NET_BYTEORDER; one without the flag is in host order.
+func netOrder(ad *nlattr.Decoder) bool { return ad.TypeFlags()&nlattr.NetByteOrder != 0 }
 
-func u16(ad *netlink.AttributeDecoder) uint16 {
-	ad.ByteOrder = order(ad)
+func u16(ad *nlattr.Decoder) uint16 {
+	if netOrder(ad) {
+		return ad.Uint16BE()
+	}
 	return ad.Uint16()
 }
 
-func u32(ad *netlink.AttributeDecoder) uint32 {
-	ad.ByteOrder = order(ad)
+func u32(ad *nlattr.Decoder) uint32 {
+	if netOrder(ad) {
+		return ad.Uint32BE()
+	}
 	return ad.Uint32()
 }
 
-func u64(ad *netlink.AttributeDecoder) uint64 {
-	ad.ByteOrder = order(ad)
+func u64(ad *nlattr.Decoder) uint64 {
+	if netOrder(ad) {
+		return ad.Uint64BE()
+	}
 	return ad.Uint64()
+}
+
+// nested runs fn over the current attribute's contents; fn's error, or the
+// inner decoder's, becomes ad's.
+func nested(ad *nlattr.Decoder, fn func(nad *nlattr.Decoder) error) {
+	nad := ad.Nested()
+	if err := fn(&nad); err != nil {
+		ad.Fail(err)
+	}
+	if err := nad.Err(); err != nil {
+		ad.Fail(err)
+	}
 }
 
 // protocolReply is the answer to IPSET_CMD_PROTOCOL.
@@ -147,18 +161,18 @@ func decodeListPart(data []byte) (listPart, error) {
 		case attrRevision:
 			p.info.Revision = ad.Uint8()
 		case attrData:
-			ad.Nested(func(nad *netlink.AttributeDecoder) error {
+			nested(&ad, func(nad *nlattr.Decoder) error {
 				decodeHeaderData(nad, &p.info)
 				return nil
 			})
 		case attrADT:
-			ad.Nested(func(nad *netlink.AttributeDecoder) error {
+			nested(&ad, func(nad *nlattr.Decoder) error {
 				for nad.Next() {
 					if nad.Type() != attrData {
 						continue
 					}
 					var e rawElem
-					nad.Nested(func(ead *netlink.AttributeDecoder) error {
+					nested(nad, func(ead *nlattr.Decoder) error {
 						return decodeElem(ead, &e)
 					})
 					p.elems = append(p.elems, e)
@@ -185,7 +199,7 @@ func decodeListPart(data []byte) (listPart, error) {
 	return p, nil
 }
 
-func decodeHeaderData(ad *netlink.AttributeDecoder, s *SetInfo) {
+func decodeHeaderData(ad *nlattr.Decoder, s *SetInfo) {
 	for ad.Next() {
 		switch ad.Type() {
 		case attrHashSize:
@@ -213,9 +227,9 @@ func decodeHeaderData(ad *netlink.AttributeDecoder, s *SetInfo) {
 	}
 }
 
-func decodeAddr(ad *netlink.AttributeDecoder) netip.Addr {
+func decodeAddr(ad *nlattr.Decoder) netip.Addr {
 	var a netip.Addr
-	ad.Nested(func(nad *netlink.AttributeDecoder) error {
+	nested(ad, func(nad *nlattr.Decoder) error {
 		for nad.Next() {
 			b := nad.Bytes()
 			switch {
@@ -232,7 +246,7 @@ func decodeAddr(ad *netlink.AttributeDecoder) netip.Addr {
 	return a
 }
 
-func decodeElem(ad *netlink.AttributeDecoder, e *rawElem) error {
+func decodeElem(ad *nlattr.Decoder, e *rawElem) error {
 	for ad.Next() {
 		switch ad.Type() {
 		case attrIP:

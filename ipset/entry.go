@@ -108,107 +108,144 @@ func (s *Set) ValidateEntry(e Entry) error { return e.validate(s, "entry") }
 // validate checks e against the set it is meant for. field prefixes the
 // field names in errors (e.g. "entries[3]").
 func (e *Entry) validate(s *Set, field string) error {
-	bad := func(f, v, why string) error {
-		return &ValidationError{Field: field + "." + f, Value: v, Reason: why}
-	}
-	fam := s.family()
-	addr := func(f string, a netip.Addr) error {
-		switch {
-		case !a.IsValid():
-			return bad(f, "", "missing")
-		case a.Zone() != "" || a.Is4In6():
-			return bad(f, a.String(), "zones and IPv4-mapped IPv6 addresses are not allowed")
-		case fam == INet && !a.Is4(), fam == INet6 && !a.Is6():
-			return bad(f, a.String(), "not of the set's family "+FamilyName(fam))
-		}
-		return nil
-	}
-	prefix := func(f string, p netip.Prefix) error {
-		if !p.IsValid() {
-			return bad(f, "", "missing")
-		}
-		if err := addr(f, p.Addr()); err != nil {
-			return err
-		}
-		if p.Bits() == 0 {
-			return bad(f, p.String(), "prefix length 0 is not allowed")
-		}
-		if p.Masked() != p {
-			return bad(f, p.String(), "host bits set")
-		}
-		return nil
-	}
-	none := func(f string, set bool, v string) error {
-		if set {
-			return bad(f, v, "not part of a "+s.Type.String()+" element")
-		}
-		return nil
-	}
-	t := s.Type
-	first := func() error {
-		if t.firstIsNet() {
-			if err := none("IP", e.IP.IsValid(), e.IP.String()); err != nil {
-				return err
-			}
-			return prefix("Net", e.Net)
-		}
-		if err := none("Net", e.Net.IsValid(), e.Net.String()); err != nil {
-			return err
-		}
-		if t == BitmapPort {
-			return none("IP", e.IP.IsValid(), e.IP.String())
-		}
-		return addr("IP", e.IP)
-	}
-	if err := first(); err != nil {
+	c := entryCheck{e: e, s: s, fam: s.family(), field: field}
+	if err := c.first(); err != nil {
 		return err
 	}
-	if t.hasProto() {
-		if !validProto(e.Proto) {
-			return bad("Proto", e.Proto.String(), "must be tcp, udp, sctp or udplite")
+	if err := c.protoPort(); err != nil {
+		return err
+	}
+	if err := c.second(); err != nil {
+		return err
+	}
+	return c.extensions()
+}
+
+// entryCheck is one validation of an entry: the entry, its set and the
+// prefix of the field names in its errors.
+type entryCheck struct {
+	e     *Entry
+	s     *Set
+	fam   Family
+	field string
+}
+
+func (c *entryCheck) bad(f, v, why string) error {
+	return &ValidationError{Field: c.field + "." + f, Value: v, Reason: why}
+}
+
+func (c *entryCheck) addr(f string, a netip.Addr) error {
+	switch {
+	case !a.IsValid():
+		return c.bad(f, "", "missing")
+	case a.Zone() != "" || a.Is4In6():
+		return c.bad(f, a.String(), "zones and IPv4-mapped IPv6 addresses are not allowed")
+	case c.fam == INet && !a.Is4(), c.fam == INet6 && !a.Is6():
+		return c.bad(f, a.String(), "not of the set's family "+FamilyName(c.fam))
+	}
+	return nil
+}
+
+func (c *entryCheck) prefix(f string, p netip.Prefix) error {
+	if !p.IsValid() {
+		return c.bad(f, "", "missing")
+	}
+	if err := c.addr(f, p.Addr()); err != nil {
+		return err
+	}
+	if p.Bits() == 0 {
+		return c.bad(f, p.String(), "prefix length 0 is not allowed")
+	}
+	if p.Masked() != p {
+		return c.bad(f, p.String(), "host bits set")
+	}
+	return nil
+}
+
+// none fails if a field the set's type has no use for is set.
+func (c *entryCheck) none(f string, set bool, v string) error {
+	if set {
+		return c.bad(f, v, "not part of a "+c.s.Type.String()+" element")
+	}
+	return nil
+}
+
+// first checks the element's first part: an address, a network, or
+// neither (bitmap:port).
+func (c *entryCheck) first() error {
+	e, t := c.e, c.s.Type
+	if t.firstIsNet() {
+		if err := c.none("IP", e.IP.IsValid(), e.IP.String()); err != nil {
+			return err
 		}
-	} else if err := none("Proto", e.Proto != 0, e.Proto.String()); err != nil {
+		return c.prefix("Net", e.Net)
+	}
+	if err := c.none("Net", e.Net.IsValid(), e.Net.String()); err != nil {
 		return err
 	}
 	if t == BitmapPort {
-		if from, to := s.portRange(); e.Port < from || e.Port > to {
-			return bad("Port", strconv.Itoa(int(e.Port)), fmt.Sprintf("outside the set's range %d-%d", from, to))
+		return c.none("IP", e.IP.IsValid(), e.IP.String())
+	}
+	return c.addr("IP", e.IP)
+}
+
+// protoPort checks the protocol and port.
+func (c *entryCheck) protoPort() error {
+	e, t := c.e, c.s.Type
+	if t.hasProto() {
+		if !validProto(e.Proto) {
+			return c.bad("Proto", e.Proto.String(), "must be tcp, udp, sctp or udplite")
 		}
-	} else if err := none("Port", !t.hasPort() && e.Port != 0, strconv.Itoa(int(e.Port))); err != nil {
+	} else if err := c.none("Proto", e.Proto != 0, e.Proto.String()); err != nil {
 		return err
 	}
+	if t == BitmapPort {
+		if from, to := c.s.portRange(); e.Port < from || e.Port > to {
+			return c.bad("Port", strconv.Itoa(int(e.Port)), fmt.Sprintf("outside the set's range %d-%d", from, to))
+		}
+		return nil
+	}
+	return c.none("Port", !t.hasPort() && e.Port != 0, strconv.Itoa(int(e.Port)))
+}
+
+// second checks the element's last part: a second address or network.
+func (c *entryCheck) second() error {
+	e, t := c.e, c.s.Type
 	if t == HashIPPortIP {
-		if err := addr("IP2", e.IP2); err != nil {
+		if err := c.addr("IP2", e.IP2); err != nil {
 			return err
 		}
-	} else if err := none("IP2", e.IP2.IsValid(), e.IP2.String()); err != nil {
+	} else if err := c.none("IP2", e.IP2.IsValid(), e.IP2.String()); err != nil {
 		return err
 	}
 	if t == HashIPPortNet {
-		if err := prefix("Net2", e.Net2); err != nil {
-			return err
-		}
-	} else if err := none("Net2", e.Net2.IsValid(), e.Net2.String()); err != nil {
-		return err
+		return c.prefix("Net2", e.Net2)
 	}
+	return c.none("Net2", e.Net2.IsValid(), e.Net2.String())
+}
+
+// extensions checks the timeout, comment and counters against the
+// extensions the set was created with.
+func (c *entryCheck) extensions() error {
+	e, s := c.e, c.s
 	if e.Timeout != 0 {
 		if !s.hasTimeouts() {
-			return bad("Timeout", e.Timeout.String(), "the set has no timeout extension")
+			return c.bad("Timeout", e.Timeout.String(), "the set has no timeout extension")
 		}
-		if err := validateTimeout(field+".Timeout", e.Timeout); err != nil {
+		if err := validateTimeout(c.field+".Timeout", e.Timeout); err != nil {
 			return err
 		}
 	}
 	if e.Comment != "" {
 		if !s.Comment {
-			return bad("Comment", e.Comment, "the set has no comment extension")
+			return c.bad("Comment", e.Comment, "the set has no comment extension")
 		}
-		if err := validateComment(field+".Comment", e.Comment); err != nil {
+		if err := validateComment(c.field+".Comment", e.Comment); err != nil {
 			return err
 		}
 	}
 	if (e.Packets != 0 || e.Bytes != 0) && !s.Counters {
-		return bad("Packets", fmt.Sprint(e.Packets, "/", e.Bytes), "the set has no counters extension")
+		return c.bad("Packets", fmt.Sprint(e.Packets, "/", e.Bytes), "the set has no counters extension")
 	}
 	return nil
 }

@@ -10,27 +10,27 @@ import (
 
 // The decoders must never panic on what the kernel (or anyone) sends.
 func FuzzDecodeList(f *testing.F) {
-	w := &attrWriter{b: []byte{2, 0, 0, 0}}
-	w.u8(attrProtocol, 7)
-	w.str(attrSetName, "s")
-	w.str(attrTypeName, "hash:net,port")
-	w.u8(attrFamily, 10)
-	n := w.begin(attrADT)
-	d := w.begin(attrData)
+	w := newWriter([]byte{2, 0, 0, 0})
+	w.Uint8(attrProtocol, 7)
+	w.String(attrSetName, "s")
+	w.String(attrTypeName, "hash:net,port")
+	w.Uint8(attrFamily, 10)
+	n := w.Nest(attrADT)
+	d := w.Nest(attrData)
 	e := Entry{Net: netipPrefix("2001:db8::/64"), Proto: TCP, Port: 1, Comment: "c"}
 	writeElem(w, &e, 0)
-	w.end(d)
-	w.end(n)
-	f.Add(w.b)
+	w.End(d)
+	w.End(n)
+	f.Add(w.Bytes())
 	f.Add(adtRequest(7, cmdAdd, "s", []Entry{{IP: netipAddr("198.18.0.1"), Proto: UDP, Port: 2, IP2: netipAddr("198.18.0.2")}}, 1, false).Data)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, ty := range []string{"", "hash:ip", "bitmap:port", "hash:ip,port,net"} {
 			b := data
 			if ty != "" {
-				w := &attrWriter{b: []byte{2, 0, 0, 0}}
-				w.str(attrSetName, "s")
-				w.str(attrTypeName, ty)
-				b = append(w.b, data...)
+				w := newWriter([]byte{2, 0, 0, 0})
+				w.String(attrSetName, "s")
+				w.String(attrTypeName, ty)
+				b = append(w.Bytes(), data...)
 			}
 			sets, err := mergeList([]netlink.Message{{Data: b}, {Data: b}})
 			if err == nil {

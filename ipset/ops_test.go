@@ -50,19 +50,19 @@ func kernelErr(code int) error { return nlconntest.Errno(syscall.Errno(code)) }
 
 // headerReply is a LIST reply for a hash:ip,port set named name.
 func headerReply(name string) []netlink.Message {
-	w := &attrWriter{b: []byte{2, 0, 0, 0}}
-	w.u8(attrProtocol, 7)
-	w.str(attrSetName, name)
-	w.str(attrTypeName, "hash:ip,port")
-	w.u8(attrFamily, nfprotoIPv4)
-	w.u8(attrRevision, 7)
-	return []netlink.Message{{Data: w.b}}
+	w := newWriter([]byte{2, 0, 0, 0})
+	w.Uint8(attrProtocol, 7)
+	w.String(attrSetName, name)
+	w.String(attrTypeName, "hash:ip,port")
+	w.Uint8(attrFamily, nfprotoIPv4)
+	w.Uint8(attrRevision, 7)
+	return []netlink.Message{{Data: w.Bytes()}}
 }
 
 func typeReply7() []netlink.Message {
-	w := &attrWriter{b: []byte{2, 0, 0, 0}}
-	w.u8(attrRevision, 7)
-	return []netlink.Message{{Data: w.b}}
+	w := newWriter([]byte{2, 0, 0, 0})
+	w.Uint8(attrRevision, 7)
+	return []netlink.Message{{Data: w.Bytes()}}
 }
 
 func replaceScript(swapErrs []int, addErr int) *scripted {
@@ -150,12 +150,12 @@ func TestReplaceCleansUpOnFailure(t *testing.T) {
 
 func TestInitClientNegotiates(t *testing.T) {
 	reply := func(max, min uint8) []netlink.Message {
-		w := &attrWriter{b: []byte{2, 0, 0, 0}}
-		w.u8(attrProtocol, max)
+		w := newWriter([]byte{2, 0, 0, 0})
+		w.Uint8(attrProtocol, max)
 		if min != 0 {
-			w.u8(attrProtocolMin, min)
+			w.Uint8(attrProtocolMin, min)
 		}
-		return []netlink.Message{{Data: w.b}}
+		return []netlink.Message{{Data: w.Bytes()}}
 	}
 	for _, tc := range []struct {
 		name      string

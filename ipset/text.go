@@ -177,87 +177,107 @@ func parseCreate(name, typ string, opts []string) (Set, error) {
 		return Set{}, err
 	}
 	s := Set{Name: name, Type: t}
-	for i := 0; i < len(opts); i++ {
-		o := opts[i]
-		arg := func() (string, error) {
-			if i+1 >= len(opts) {
-				return "", fmt.Errorf("option %s needs a value", o)
-			}
-			i++
-			return opts[i], nil
-		}
-		num := func(bits int) (uint64, error) {
-			v, err := arg()
-			if err != nil {
-				return 0, err
-			}
-			n, err := strconv.ParseUint(v, 0, bits)
-			if err != nil {
-				return 0, fmt.Errorf("option %s: %w", o, err)
-			}
-			return n, nil
-		}
-		switch o {
-		case "family":
-			v, err := arg()
-			if err != nil {
-				return s, err
-			}
-			switch v {
-			case "inet", "ipv4":
-				s.Family = INet
-			case "inet6", "ipv6":
-				s.Family = INet6
-			default:
-				return s, fmt.Errorf("unknown family %q", v)
-			}
-		case "hashsize":
-			n, err := num(32)
-			if err != nil {
-				return s, err
-			}
-			s.HashSize = uint32(n)
-		case "maxelem":
-			n, err := num(32)
-			if err != nil {
-				return s, err
-			}
-			s.MaxElem = uint32(n)
-		case "timeout":
-			n, err := num(32)
-			if err != nil {
-				return s, err
-			}
-			s.Timeouts, s.Timeout = true, time.Duration(n)*time.Second
-		case "range":
-			v, err := arg()
-			if err != nil {
-				return s, err
-			}
-			a, b, ok := strings.Cut(v, "-")
-			from, err1 := strconv.ParseUint(a, 10, 16)
-			to, err2 := strconv.ParseUint(b, 10, 16)
-			if !ok || err1 != nil || err2 != nil {
-				return s, fmt.Errorf("bad port range %q", v)
-			}
-			s.PortFrom, s.PortTo = uint16(from), uint16(to)
-		case "counters":
-			s.Counters = true
-		case "comment":
-			s.Comment = true
-		case "bucketsize", "initval":
-			if _, err := arg(); err != nil { // chosen by the kernel
-				return s, err
-			}
-		case "-exist":
-		default:
-			return s, fmt.Errorf("unsupported create option %q", o)
+	r := optReader{opts: opts}
+	for ; r.i < len(opts); r.i++ {
+		if err := createOption(&s, &r); err != nil {
+			return s, err
 		}
 	}
 	if err := s.Validate(); err != nil {
 		return s, err
 	}
 	return s, nil
+}
+
+// optReader walks the options of a create line; i is the option at hand.
+type optReader struct {
+	opts []string
+	i    int
+}
+
+// arg consumes and returns the value of the option at hand.
+func (r *optReader) arg() (string, error) {
+	if r.i+1 >= len(r.opts) {
+		return "", fmt.Errorf("option %s needs a value", r.opts[r.i])
+	}
+	r.i++
+	return r.opts[r.i], nil
+}
+
+// num consumes the value of the option at hand as a number of bits bits.
+func (r *optReader) num(bits int) (uint64, error) {
+	o := r.opts[r.i]
+	v, err := r.arg()
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(v, 0, bits)
+	if err != nil {
+		return 0, fmt.Errorf("option %s: %w", o, err)
+	}
+	return n, nil
+}
+
+// createOption applies the option at hand (and its value) to s.
+func createOption(s *Set, r *optReader) error {
+	switch o := r.opts[r.i]; o {
+	case "family", "range":
+		v, err := r.arg()
+		if err != nil {
+			return err
+		}
+		if o == "family" {
+			return parseFamilyOption(s, v)
+		}
+		return parseRangeOption(s, v)
+	case "hashsize", "maxelem", "timeout":
+		n, err := r.num(32)
+		if err != nil {
+			return err
+		}
+		switch o {
+		case "hashsize":
+			s.HashSize = uint32(n)
+		case "maxelem":
+			s.MaxElem = uint32(n)
+		default:
+			s.Timeouts, s.Timeout = true, time.Duration(n)*time.Second
+		}
+	case "counters":
+		s.Counters = true
+	case "comment":
+		s.Comment = true
+	case "bucketsize", "initval":
+		_, err := r.arg() // chosen by the kernel
+		return err
+	case "-exist":
+	default:
+		return fmt.Errorf("unsupported create option %q", o)
+	}
+	return nil
+}
+
+func parseFamilyOption(s *Set, v string) error {
+	switch v {
+	case "inet", "ipv4":
+		s.Family = INet
+	case "inet6", "ipv6":
+		s.Family = INet6
+	default:
+		return fmt.Errorf("unknown family %q", v)
+	}
+	return nil
+}
+
+func parseRangeOption(s *Set, v string) error {
+	a, b, ok := strings.Cut(v, "-")
+	from, err1 := strconv.ParseUint(a, 10, 16)
+	to, err2 := strconv.ParseUint(b, 10, 16)
+	if !ok || err1 != nil || err2 != nil {
+		return fmt.Errorf("bad port range %q", v)
+	}
+	s.PortFrom, s.PortTo = uint16(from), uint16(to)
+	return nil
 }
 
 func parseAdd(s *Set, elem string, opts []string) (Entry, error) {

@@ -12,18 +12,17 @@ import (
 
 // newRequest starts a request for cmd with the protocol attribute.
 func newRequest(proto uint8, cmd uint8, size int) *attrWriter {
-	w := &attrWriter{b: make([]byte, 0, size)}
 	// struct nfgenmsg: family, version, res_id (be16). The kernel ignores
 	// the family for ipset; ipset(8) sends AF_INET.
-	w.b = append(w.b, nfprotoIPv4, nfnetlinkV0, 0, 0)
-	w.u8(attrProtocol, proto)
+	w := newWriter(append(make([]byte, 0, size), nfprotoIPv4, nfnetlinkV0, 0, 0))
+	w.Uint8(attrProtocol, proto)
 	return w
 }
 
 func message(cmd uint8, flags netlink.HeaderFlags, w *attrWriter) netlink.Message {
 	return netlink.Message{
 		Header: netlink.Header{Type: netlink.HeaderType(nfnlSubsysIPSet<<8 | uint16(cmd)), Flags: flags},
-		Data:   w.b,
+		Data:   w.Bytes(),
 	}
 }
 
@@ -35,8 +34,8 @@ func protocolRequest() netlink.Message {
 // typeRequest asks for the revisions the kernel has of a set type.
 func typeRequest(proto uint8, t Type, f Family) netlink.Message {
 	w := newRequest(proto, cmdType, 48)
-	w.str(attrTypeName, t.String())
-	w.u8(attrFamily, uint8(f))
+	w.String(attrTypeName, t.String())
+	w.Uint8(attrFamily, uint8(f))
 	return message(cmdType, 0, w)
 }
 
@@ -45,11 +44,11 @@ func typeRequest(proto uint8, t Type, f Family) netlink.Message {
 // it, creating a set that exists with the same options succeeds.
 func createRequest(proto uint8, s *Set, revision uint8, exist bool) netlink.Message {
 	w := newRequest(proto, cmdCreate, 128)
-	w.str(attrSetName, s.Name)
-	w.str(attrTypeName, s.Type.String())
-	w.u8(attrRevision, revision)
-	w.u8(attrFamily, uint8(s.family()))
-	n := w.begin(attrData)
+	w.String(attrSetName, s.Name)
+	w.String(attrTypeName, s.Type.String())
+	w.Uint8(attrRevision, revision)
+	w.Uint8(attrFamily, uint8(s.family()))
+	n := w.Nest(attrData)
 	if s.Type == BitmapPort {
 		from, to := s.portRange()
 		w.be16(attrPort, from)
@@ -75,7 +74,7 @@ func createRequest(proto uint8, s *Set, revision uint8, exist bool) netlink.Mess
 	if cadt != 0 {
 		w.be32(attrCADTFlags, cadt)
 	}
-	w.end(n)
+	w.End(n)
 	var flags netlink.HeaderFlags
 	if !exist {
 		flags = nlmFExcl
@@ -89,7 +88,7 @@ func createRequest(proto uint8, s *Set, revision uint8, exist bool) netlink.Mess
 func nameRequest(proto, cmd uint8, name string) netlink.Message {
 	w := newRequest(proto, cmd, 48)
 	if name != "" {
-		w.str(attrSetName, name)
+		w.String(attrSetName, name)
 	}
 	var flags netlink.HeaderFlags
 	if cmd == cmdDestroy {
@@ -101,8 +100,8 @@ func nameRequest(proto, cmd uint8, name string) netlink.Message {
 // twoNameRequest is rename or swap.
 func twoNameRequest(proto, cmd uint8, from, to string) netlink.Message {
 	w := newRequest(proto, cmd, 80)
-	w.str(attrSetName, from)
-	w.str(attrSetName2, to)
+	w.String(attrSetName, from)
+	w.String(attrSetName2, to)
 	return message(cmd, 0, w)
 }
 
@@ -111,7 +110,7 @@ func twoNameRequest(proto, cmd uint8, from, to string) netlink.Message {
 func listRequest(proto uint8, name string, headersOnly bool) netlink.Message {
 	w := newRequest(proto, cmdList, 64)
 	if name != "" {
-		w.str(attrSetName, name)
+		w.String(attrSetName, name)
 	}
 	if headersOnly {
 		w.be32(attrFlags, flagListHeader)
@@ -123,10 +122,10 @@ func listRequest(proto uint8, name string, headersOnly bool) netlink.Message {
 // IPSET_ATTR_DATA nest. excl is as for adtRequest.
 func elemRequest(proto, cmd uint8, name string, e *Entry, excl bool) netlink.Message {
 	w := newRequest(proto, cmd, 64+elemSize(e))
-	w.str(attrSetName, name)
-	n := w.begin(attrData)
+	w.String(attrSetName, name)
+	n := w.Nest(attrData)
 	writeElem(w, e, 0)
-	w.end(n)
+	w.End(n)
 	var flags netlink.HeaderFlags
 	if excl {
 		flags = nlmFExcl
@@ -146,15 +145,15 @@ func adtRequest(proto, cmd uint8, name string, entries []Entry, firstLine uint32
 		size += elemSize(&entries[i])
 	}
 	w := newRequest(proto, cmd, size)
-	w.str(attrSetName, name)
-	w.u32(attrLineNo, firstLine)
-	n := w.begin(attrADT)
+	w.String(attrSetName, name)
+	w.Uint32(attrLineNo, firstLine)
+	n := w.Nest(attrADT)
 	for i := range entries {
-		d := w.begin(attrData)
+		d := w.Nest(attrData)
 		writeElem(w, &entries[i], firstLine+uint32(i))
-		w.end(d)
+		w.End(d)
 	}
-	w.end(n)
+	w.End(n)
 	var flags netlink.HeaderFlags
 	if excl {
 		flags = nlmFExcl
@@ -210,7 +209,7 @@ func writeElem(w *attrWriter, e *Entry, line uint32) {
 	switch {
 	case e.Net.IsValid():
 		w.addr(attrIP, e.Net.Addr())
-		w.u8(attrCIDR, uint8(e.Net.Bits()))
+		w.Uint8(attrCIDR, uint8(e.Net.Bits()))
 	case e.IP.IsValid():
 		w.addr(attrIP, e.IP)
 	}
@@ -218,14 +217,14 @@ func writeElem(w *attrWriter, e *Entry, line uint32) {
 		w.be16(attrPort, e.Port)
 	}
 	if e.Proto != 0 {
-		w.u8(attrProto, uint8(e.Proto))
+		w.Uint8(attrProto, uint8(e.Proto))
 	}
 	switch {
 	case e.IP2.IsValid():
 		w.addr(attrIP2, e.IP2)
 	case e.Net2.IsValid():
 		w.addr(attrIP2, e.Net2.Addr())
-		w.u8(attrCIDR2, uint8(e.Net2.Bits()))
+		w.Uint8(attrCIDR2, uint8(e.Net2.Bits()))
 	}
 	if e.Timeout != 0 {
 		w.be32(attrTimeout, uint32(e.Timeout.Seconds()))
@@ -237,9 +236,9 @@ func writeElem(w *attrWriter, e *Entry, line uint32) {
 		w.be64(attrBytes, e.Bytes)
 	}
 	if e.Comment != "" {
-		w.str(attrComment, e.Comment)
+		w.String(attrComment, e.Comment)
 	}
 	if line != 0 {
-		w.u32(attrCADTLine, line)
+		w.Uint32(attrCADTLine, line)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mdlayher/netlink"
+
+	"github.com/ipvskit/ipvskit/internal/nlattr"
 )
 
 func le16(v uint16) []byte { return binary.NativeEndian.AppendUint16(nil, v) }
@@ -110,14 +112,11 @@ func le32(v uint32) []byte { return binary.NativeEndian.AppendUint32(nil, v) }
 // roundTrip encodes e as one element and decodes it back as a set of type t.
 func roundTrip(t *testing.T, typ Type, e Entry) Entry {
 	t.Helper()
-	w := &attrWriter{}
+	w := newWriter(nil)
 	writeElem(w, &e, 1)
-	ad, err := netlink.NewAttributeDecoder(w.b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ad := nlattr.NewDecoder(w.Bytes())
 	var r rawElem
-	if err := decodeElem(ad, &r); err != nil || ad.Err() != nil {
+	if err := decodeElem(&ad, &r); err != nil || ad.Err() != nil {
 		t.Fatalf("decode: %v %v", err, ad.Err())
 	}
 	got, err := r.entry(typ)
@@ -159,14 +158,13 @@ func TestElementRoundTrip(t *testing.T) {
 }
 
 func TestDecodeListMergesMessages(t *testing.T) {
-	head := &attrWriter{}
-	head.b = append(head.b, 2, 0, 0, 0)
-	head.u8(attrProtocol, 7)
-	head.str(attrSetName, "s")
-	head.str(attrTypeName, "hash:ip,port")
-	head.u8(attrFamily, nfprotoIPv4)
-	head.u8(attrRevision, 7)
-	n := head.begin(attrData)
+	head := newWriter([]byte{2, 0, 0, 0})
+	head.Uint8(attrProtocol, 7)
+	head.String(attrSetName, "s")
+	head.String(attrTypeName, "hash:ip,port")
+	head.Uint8(attrFamily, nfprotoIPv4)
+	head.Uint8(attrRevision, 7)
+	n := head.Nest(attrData)
 	head.be32(attrHashSize, 2048)
 	head.be32(attrMaxElem, 100)
 	head.be32(attrTimeout, 60)
@@ -174,26 +172,25 @@ func TestDecodeListMergesMessages(t *testing.T) {
 	head.be32(attrElements, 2)
 	head.be32(attrRefs, 1)
 	head.be32(attrMemSize, 999)
-	head.end(n)
+	head.End(n)
 	elems := func(w *attrWriter, es ...Entry) {
-		n := w.begin(attrADT)
+		n := w.Nest(attrADT)
 		for i := range es {
-			d := w.begin(attrData)
+			d := w.Nest(attrData)
 			writeElem(w, &es[i], 0)
-			w.end(d)
+			w.End(d)
 		}
-		w.end(n)
+		w.End(n)
 	}
 	e1 := Entry{IP: netip.MustParseAddr("198.18.0.1"), Proto: TCP, Port: 1, Timeout: 60 * time.Second}
 	e2 := Entry{IP: netip.MustParseAddr("198.18.0.2"), Proto: UDP, Port: 2, Packets: 5, Bytes: 6}
 	elems(head, e1)
-	more := &attrWriter{}
-	more.b = append(more.b, 2, 0, 0, 0)
-	more.u8(attrProtocol, 7)
-	more.str(attrSetName, "s")
+	more := newWriter([]byte{2, 0, 0, 0})
+	more.Uint8(attrProtocol, 7)
+	more.String(attrSetName, "s")
 	elems(more, e2)
 
-	sets, err := mergeList([]netlink.Message{{Data: head.b}, {Data: more.b}})
+	sets, err := mergeList([]netlink.Message{{Data: head.Bytes()}, {Data: more.Bytes()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,33 +212,33 @@ func TestDecodeListMergesMessages(t *testing.T) {
 	}
 
 	// Members before their header are an error, not a guess.
-	if _, err := mergeList([]netlink.Message{{Data: more.b}}); err == nil {
+	if _, err := mergeList([]netlink.Message{{Data: more.Bytes()}}); err == nil {
 		t.Error("members without a header: no error")
 	}
 }
 
 func TestDecodeProtocolAndType(t *testing.T) {
-	w := &attrWriter{b: []byte{2, 0, 0, 0}}
-	w.u8(attrProtocol, 7)
-	w.u8(attrProtocolMin, 6)
-	if r, err := decodeProtocol(w.b); err != nil || r != (protocolReply{max: 7, min: 6}) {
+	w := newWriter([]byte{2, 0, 0, 0})
+	w.Uint8(attrProtocol, 7)
+	w.Uint8(attrProtocolMin, 6)
+	if r, err := decodeProtocol(w.Bytes()); err != nil || r != (protocolReply{max: 7, min: 6}) {
 		t.Errorf("protocol = %+v, %v", r, err)
 	}
-	old := &attrWriter{b: []byte{2, 0, 0, 0}}
-	old.u8(attrProtocol, 6)
-	if r, err := decodeProtocol(old.b); err != nil || r != (protocolReply{max: 6, min: 6}) {
+	old := newWriter([]byte{2, 0, 0, 0})
+	old.Uint8(attrProtocol, 6)
+	if r, err := decodeProtocol(old.Bytes()); err != nil || r != (protocolReply{max: 6, min: 6}) {
 		t.Errorf("old kernel protocol = %+v, %v", r, err)
 	}
 	if _, err := decodeProtocol([]byte{2, 0}); err == nil {
 		t.Error("short reply: no error")
 	}
-	ty := &attrWriter{b: []byte{2, 0, 0, 0}}
-	ty.u8(attrProtocol, 7)
-	ty.str(attrTypeName, "hash:ip")
-	ty.u8(attrFamily, 2)
-	ty.u8(attrRevision, 6)
-	ty.u8(attrRevisionMin, 0)
-	if r, err := decodeType(ty.b); err != nil || r != (typeReply{max: 6, min: 0}) {
+	ty := newWriter([]byte{2, 0, 0, 0})
+	ty.Uint8(attrProtocol, 7)
+	ty.String(attrTypeName, "hash:ip")
+	ty.Uint8(attrFamily, 2)
+	ty.Uint8(attrRevision, 6)
+	ty.Uint8(attrRevisionMin, 0)
+	if r, err := decodeType(ty.Bytes()); err != nil || r != (typeReply{max: 6, min: 0}) {
 		t.Errorf("type = %+v, %v", r, err)
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/ipvskit/ipvskit/internal/nlattr"
 	"github.com/ipvskit/ipvskit/internal/nlconn"
-	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -44,16 +44,11 @@ func initClient(ctx context.Context, t nlconn.Transport) (*client, error) {
 // resolveFamily asks the generic netlink controller for the IPVS family's ID
 // (CTRL_CMD_GETFAMILY, include/uapi/linux/genetlink.h).
 func resolveFamily(ctx context.Context, conn nlconn.Transport) (netlink.HeaderType, error) {
-	ae := netlink.NewAttributeEncoder()
-	ae.String(unix.CTRL_ATTR_FAMILY_NAME, genlName)
-	attrs, _ := ae.Encode()
-	data, _ := (&genetlink.Message{
-		Header: genetlink.Header{Command: unix.CTRL_CMD_GETFAMILY, Version: 1},
-		Data:   attrs,
-	}).MarshalBinary()
+	e := nlattr.NewEncoder([]byte{unix.CTRL_CMD_GETFAMILY, 1, 0, 0}) // struct genlmsghdr, version 1
+	e.String(unix.CTRL_ATTR_FAMILY_NAME, genlName)
 	msgs, err := conn.Execute(ctx, netlink.Message{
 		Header: netlink.Header{Type: unix.GENL_ID_CTRL},
-		Data:   data,
+		Data:   e.Bytes(),
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, fmt.Errorf("ipvs: the kernel has no %q generic netlink family (module ip_vs not loaded): %w", genlName, ErrNotSupported)
@@ -66,16 +61,16 @@ func resolveFamily(ctx context.Context, conn nlconn.Transport) (netlink.HeaderTy
 		if err != nil {
 			return 0, fmt.Errorf("ipvs: resolving the %q generic netlink family: %w", genlName, err)
 		}
-		ad, err := netlink.NewAttributeDecoder(attrs)
-		if err != nil {
-			return 0, fmt.Errorf("ipvs: resolving the %q generic netlink family: %w", genlName, err)
-		}
+		ad := nlattr.NewDecoder(attrs)
 		for ad.Next() {
 			if ad.Type() == unix.CTRL_ATTR_FAMILY_ID {
 				if id := ad.Uint16(); ad.Err() == nil {
 					return netlink.HeaderType(id), nil
 				}
 			}
+		}
+		if err := ad.Err(); err != nil {
+			return 0, fmt.Errorf("ipvs: resolving the %q generic netlink family: %w", genlName, err)
 		}
 	}
 	return 0, fmt.Errorf("ipvs: the controller's reply has no family ID for %q", genlName)

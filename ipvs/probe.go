@@ -26,13 +26,13 @@ func (c *Client) ProbeScheduler(ctx context.Context, name string) error {
 // kernel refuses (1-128) after it looked the scheduler up.
 func schedulerProbeRequest(name string, mark uint32) []byte {
 	e := genl(nil, cmdNewService)
-	n := e.nest(cmdAttrService)
-	e.u16(svcAttrAF, uint16(IPv6))
-	e.u32(svcAttrFWMark, mark)
-	e.str(svcAttrSchedName, name)
-	e.attr(svcAttrFlags, make([]byte, 8))
-	e.u32(svcAttrTimeout, 0)
-	e.attr(svcAttrNetmask, make([]byte, 4)) // prefix length 0: invalid
-	e.end(n)
-	return e.b
+	n := e.Nest(cmdAttrService)
+	e.Uint16(svcAttrAF, uint16(IPv6))
+	e.Uint32(svcAttrFWMark, mark)
+	e.String(svcAttrSchedName, name)
+	e.Attr(svcAttrFlags, make([]byte, 8))
+	e.Uint32(svcAttrTimeout, 0)
+	e.Attr(svcAttrNetmask, make([]byte, 4)) // prefix length 0: invalid
+	e.End(n)
+	return e.Bytes()
 }

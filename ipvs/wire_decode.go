@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"net/netip"
 	"time"
+
+	"github.com/ipvskit/ipvskit/internal/nlattr"
 )
 
 // This file decodes the kernel's replies, following ip_vs_genl_fill_service,
@@ -31,20 +33,30 @@ func nested(b []byte, typ uint16) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := attrs{b: body}
+	a := nlattr.NewDecoder(body)
 	var found []byte
-	for a.next() {
-		if a.typ == typ {
-			found = a.val
+	for a.Next() {
+		if a.Type() == typ {
+			found = a.Bytes()
 		}
 	}
-	if a.err != nil {
-		return nil, fmt.Errorf("decoding reply: %w", a.err)
+	if a.Err() != nil {
+		return nil, fmt.Errorf("decoding reply: %w", a.Err())
 	}
 	if found == nil {
 		return nil, fmt.Errorf("decoding reply: %w: type %d", errMissing, typ)
 	}
 	return found, nil
+}
+
+// u16small reads a u16 that holds an AF_ or IPPROTO_ number (Family and
+// Protocol are 8 bits wide): a larger value is an error, never truncated.
+func u16small(a *nlattr.Decoder) uint8 {
+	v := a.Uint16()
+	if v > 0xff {
+		a.Fail(fmt.Errorf("attribute %d: value %d, want at most 255", a.Type(), v))
+	}
+	return uint8(v)
 }
 
 func decodeAddr(b []byte, f Family) (netip.Addr, error) {
@@ -71,13 +83,13 @@ func prefixLen(f Family, b []byte) (uint8, error) {
 // decodeStats reads a STATS or STATS64 nest; every value may be 4 or 8 bytes.
 func decodeStats(b []byte) (Stats, error) {
 	var s Stats
-	a := attrs{b: b}
-	for a.next() {
-		if len(a.val) != 4 && len(a.val) != 8 {
+	a := nlattr.NewDecoder(b)
+	for a.Next() {
+		if len(a.Bytes()) != 4 && len(a.Bytes()) != 8 {
 			continue // IPVS_STATS_ATTR_PAD and anything unknown
 		}
-		v := a.uint()
-		switch a.typ {
+		v := a.Counter()
+		switch a.Type() {
 		case statsAttrConns:
 			s.Connections = v
 		case statsAttrInPkts:
@@ -100,7 +112,7 @@ func decodeStats(b []byte) (Stats, error) {
 			s.BPSOut = v
 		}
 	}
-	return s, a.err
+	return s, a.Err()
 }
 
 // decodeService reads a GET_SERVICE reply (one message of a dump).
@@ -110,81 +122,109 @@ func decodeService(b []byte) (ServiceInfo, error) {
 	if err != nil {
 		return si, err
 	}
-	a := attrs{b: nb}
-	var (
-		addr, netmaskRaw []byte
-		flags            uint32
-		timeout          uint32
-		stats32, stats64 []byte
-		haveAF           bool
-	)
 	s := &si.Service
-	for a.next() {
-		switch a.typ {
-		case svcAttrAF:
-			s.Family, haveAF = Family(a.u16small()), true
-		case svcAttrProtocol:
-			s.Protocol = Protocol(a.u16small())
-		case svcAttrAddr:
-			addr = a.val
-		case svcAttrPort:
-			s.Port = a.be16()
-		case svcAttrFWMark:
-			s.FWMark = a.u32()
-		case svcAttrSchedName:
-			s.Scheduler = a.str()
-		case svcAttrPEName:
-			s.PersistenceEngine = a.str()
-		case svcAttrFlags:
-			if len(a.val) < 4 {
-				a.err = fmt.Errorf("flags of %d bytes", len(a.val))
-				break
-			}
-			flags = binary.NativeEndian.Uint32(a.val[:4])
-		case svcAttrTimeout:
-			timeout = a.u32()
-		case svcAttrNetmask:
-			netmaskRaw = a.val
-		case svcAttrStats:
-			stats32 = a.val
-		case svcAttrStats64:
-			stats64 = a.val
-		}
+	r, err := serviceAttrs(nb, s)
+	if err != nil {
+		return si, fmt.Errorf("decoding service: %w", err)
 	}
-	if a.err != nil {
-		return si, fmt.Errorf("decoding service: %w", a.err)
-	}
-	if !haveAF {
+	if !r.haveAF {
 		return si, fmt.Errorf("decoding service: address family %w", errMissing)
 	}
 	if s.FWMark == 0 {
-		if s.Addr, err = decodeAddr(addr, s.Family); err != nil {
+		if s.Addr, err = decodeAddr(r.addr, s.Family); err != nil {
 			return si, fmt.Errorf("decoding service: %w", err)
 		}
 	} else {
 		s.Protocol = 0 // the kernel keeps TCP internally for fwmark services
 	}
-	s.SchedFlags = SchedFlags(flags) & allSchedFlags
-	s.OnePacket = flags&svcFlagOnePacket != 0
-	if flags&svcFlagPersistent != 0 {
-		s.Persistence.Timeout = time.Duration(timeout) * time.Second
-		if netmaskRaw != nil {
-			pl, err := prefixLen(s.Family, netmaskRaw)
-			if err != nil {
-				return si, fmt.Errorf("decoding service: %w", err)
-			}
-			if int(pl) != s.Family.Bits() {
-				s.Persistence.PrefixLen = pl
-			}
-		}
+	if err := r.setFlags(s); err != nil {
+		return si, fmt.Errorf("decoding service: %w", err)
 	}
-	if stats64 != nil {
-		si.Stats, err = decodeStats(stats64)
-	} else if stats32 != nil {
-		si.Stats, err = decodeStats(stats32)
-	}
-	if err != nil {
+	if si.Stats, err = pickStats(r.stats64, r.stats32); err != nil {
 		return si, fmt.Errorf("decoding service stats: %w", err)
 	}
 	return si, nil
+}
+
+// rawService is what decodeService needs of a service's attributes
+// beyond the fields serviceAttrs sets directly.
+type rawService struct {
+	addr, netmask    []byte
+	flags, timeout   uint32
+	stats32, stats64 []byte
+	haveAF           bool
+}
+
+// serviceAttrs walks the attributes of a service nest, setting the fields
+// of s that need nothing else and keeping the rest in a rawService.
+func serviceAttrs(b []byte, s *Service) (rawService, error) {
+	var r rawService
+	a := nlattr.NewDecoder(b)
+	for a.Next() {
+		switch a.Type() {
+		case svcAttrAF:
+			s.Family, r.haveAF = Family(u16small(&a)), true
+		case svcAttrProtocol:
+			s.Protocol = Protocol(u16small(&a))
+		case svcAttrAddr:
+			r.addr = a.Bytes()
+		case svcAttrPort:
+			s.Port = a.Uint16BE()
+		case svcAttrFWMark:
+			s.FWMark = a.Uint32()
+		case svcAttrSchedName:
+			s.Scheduler = a.String()
+		case svcAttrPEName:
+			s.PersistenceEngine = a.String()
+		case svcAttrFlags:
+			if len(a.Bytes()) < 4 {
+				a.Fail(fmt.Errorf("flags of %d bytes", len(a.Bytes())))
+				break
+			}
+			r.flags = binary.NativeEndian.Uint32(a.Bytes()[:4])
+		case svcAttrTimeout:
+			r.timeout = a.Uint32()
+		case svcAttrNetmask:
+			r.netmask = a.Bytes()
+		case svcAttrStats:
+			r.stats32 = a.Bytes()
+		case svcAttrStats64:
+			r.stats64 = a.Bytes()
+		}
+	}
+	return r, a.Err()
+}
+
+// setFlags sets the scheduler flags, one-packet scheduling and persistence
+// of s (whose Family is known) from the flag word, timeout and netmask.
+func (r *rawService) setFlags(s *Service) error {
+	s.SchedFlags = SchedFlags(r.flags) & allSchedFlags
+	s.OnePacket = r.flags&svcFlagOnePacket != 0
+	if r.flags&svcFlagPersistent == 0 {
+		return nil
+	}
+	s.Persistence.Timeout = time.Duration(r.timeout) * time.Second
+	if r.netmask == nil {
+		return nil
+	}
+	pl, err := prefixLen(s.Family, r.netmask)
+	if err != nil {
+		return err
+	}
+	if int(pl) != s.Family.Bits() {
+		s.Persistence.PrefixLen = pl
+	}
+	return nil
+}
+
+// pickStats decodes the 64-bit statistics if the kernel sent them, else
+// the 32-bit ones, else none.
+func pickStats(stats64, stats32 []byte) (Stats, error) {
+	switch {
+	case stats64 != nil:
+		return decodeStats(stats64)
+	case stats32 != nil:
+		return decodeStats(stats32)
+	}
+	return Stats{}, nil
 }

@@ -2,7 +2,10 @@ package ipvs
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
+
+	"github.com/ipvskit/ipvskit/internal/nlattr"
 )
 
 // decodeDest reads one message of a GET_DEST dump. svcFamily stands in for
@@ -14,45 +17,45 @@ func decodeDest(b []byte, svcFamily Family) (DestinationInfo, error) {
 	if err != nil {
 		return di, err
 	}
-	a := attrs{b: nb}
+	a := nlattr.NewDecoder(nb)
 	var addr, stats32, stats64 []byte
 	d := &di.Destination
-	for a.next() {
-		switch a.typ {
+	for a.Next() {
+		switch a.Type() {
 		case destAttrAddr:
-			addr = a.val
+			addr = a.Bytes()
 		case destAttrPort:
-			d.Port = a.be16()
+			d.Port = a.Uint16BE()
 		case destAttrFwdMethod:
-			d.Forward = ForwardMethod(a.u32() & fwdMask)
+			d.Forward = ForwardMethod(a.Uint32() & fwdMask)
 		case destAttrWeight:
-			d.Weight = a.u32()
+			d.Weight = a.Uint32()
 		case destAttrUThresh:
-			d.UpperThreshold = a.u32()
+			d.UpperThreshold = a.Uint32()
 		case destAttrLThresh:
-			d.LowerThreshold = a.u32()
+			d.LowerThreshold = a.Uint32()
 		case destAttrActiveConns:
-			di.ActiveConns = a.u32()
+			di.ActiveConns = a.Uint32()
 		case destAttrInactConns:
-			di.InactiveConns = a.u32()
+			di.InactiveConns = a.Uint32()
 		case destAttrPersistConns:
-			di.PersistentConns = a.u32()
+			di.PersistentConns = a.Uint32()
 		case destAttrAddrFamily:
-			d.Family = Family(a.u16small())
+			d.Family = Family(u16small(&a))
 		case destAttrTunType:
-			d.TunnelType = TunnelType(a.u8())
+			d.TunnelType = TunnelType(a.Uint8())
 		case destAttrTunPort:
-			d.TunnelPort = a.be16()
+			d.TunnelPort = a.Uint16BE()
 		case destAttrTunFlags:
-			d.TunnelFlags = TunnelFlags(a.u16())
+			d.TunnelFlags = TunnelFlags(a.Uint16())
 		case destAttrStats:
-			stats32 = a.val
+			stats32 = a.Bytes()
 		case destAttrStats64:
-			stats64 = a.val
+			stats64 = a.Bytes()
 		}
 	}
-	if a.err != nil {
-		return di, fmt.Errorf("decoding destination: %w", a.err)
+	if a.Err() != nil {
+		return di, fmt.Errorf("decoding destination: %w", a.Err())
 	}
 	if d.Family == 0 {
 		d.Family = svcFamily
@@ -64,12 +67,7 @@ func decodeDest(b []byte, svcFamily Family) (DestinationInfo, error) {
 		// The kernel reports its zeroed tunnel fields for every method.
 		d.TunnelType, d.TunnelPort, d.TunnelFlags = 0, 0, 0
 	}
-	if stats64 != nil {
-		di.Stats, err = decodeStats(stats64)
-	} else if stats32 != nil {
-		di.Stats, err = decodeStats(stats32)
-	}
-	if err != nil {
+	if di.Stats, err = pickStats(stats64, stats32); err != nil {
 		return di, fmt.Errorf("decoding destination stats: %w", err)
 	}
 	return di, nil
@@ -82,31 +80,40 @@ func decodeDaemon(b []byte) (Daemon, error) {
 	if err != nil {
 		return d, err
 	}
-	a := attrs{b: nb}
-	for a.next() {
-		switch a.typ {
+	a := nlattr.NewDecoder(nb)
+	for a.Next() {
+		switch a.Type() {
 		case daemonAttrState:
-			d.State = DaemonState(a.u32())
+			d.State = DaemonState(a.Uint32())
 		case daemonAttrMcastIfn:
-			d.Interface = a.str()
+			d.Interface = a.String()
 		case daemonAttrSyncID:
-			d.SyncID = a.u32()
+			d.SyncID = a.Uint32()
 		case daemonAttrSyncMaxLen:
-			d.MaxLen = a.u16()
+			d.MaxLen = a.Uint16()
 		case daemonAttrMcastGroup:
-			d.Group, a.err = decodeAddr(a.val, IPv4)
+			d.Group = group(&a, IPv4)
 		case daemonAttrMcastGroup6:
-			d.Group, a.err = decodeAddr(a.val, IPv6)
+			d.Group = group(&a, IPv6)
 		case daemonAttrMcastPort:
-			d.Port = a.u16()
+			d.Port = a.Uint16()
 		case daemonAttrMcastTTL:
-			d.TTL = a.u8()
+			d.TTL = a.Uint8()
 		}
 	}
-	if a.err != nil {
-		return d, fmt.Errorf("decoding sync daemon: %w", a.err)
+	if a.Err() != nil {
+		return d, fmt.Errorf("decoding sync daemon: %w", a.Err())
 	}
 	return d, nil
+}
+
+// group reads a sync daemon's multicast group of family f.
+func group(a *nlattr.Decoder, f Family) netip.Addr {
+	g, err := decodeAddr(a.Bytes(), f)
+	if err != nil {
+		a.Fail(err)
+	}
+	return g
 }
 
 // topLevel decodes the top-level u32 attributes of a reply into a map.
@@ -115,12 +122,12 @@ func topLevel(b []byte) (map[uint16]uint32, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := attrs{b: body}
+	a := nlattr.NewDecoder(body)
 	m := map[uint16]uint32{}
-	for a.next() {
-		m[a.typ] = a.u32()
+	for a.Next() {
+		m[a.Type()] = a.Uint32()
 	}
-	return m, a.err
+	return m, a.Err()
 }
 
 // decodeTimeouts reads a GET_CONFIG reply.

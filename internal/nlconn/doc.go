@@ -5,7 +5,8 @@
 //
 // It is protocol-agnostic: callers build netlink.Message values for their own
 // family (generic netlink for IPVS, NETLINK_NETFILTER for ipset) and decode
-// the replies themselves. Kernel errors come back as *Error, which wraps the
+// the replies themselves, with the attribute codec of package
+// internal/nlattr. Kernel errors come back as *Error, which wraps the
 // errno (so errors.Is(err, fs.ErrExist) and errors.Is(err, unix.EINVAL) work)
 // and carries the kernel's extended-ack message.
 //

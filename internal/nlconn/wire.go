@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"github.com/mdlayher/netlink"
+
+	"github.com/ipvskit/ipvskit/internal/nlattr"
 )
 
 // Sizes and flags of the netlink wire format (include/uapi/linux/netlink.h).
@@ -105,17 +107,21 @@ func parseError(h netlink.Header, data []byte) (*Error, error) {
 	if skip > len(rest) || skip < headerLen {
 		return e, nil
 	}
-	ad, err := netlink.NewAttributeDecoder(rest[skip:])
-	if err != nil {
-		return e, nil // a malformed ext-ack never hides the errno
-	}
+	ad := nlattr.NewDecoder(rest[skip:])
+	var (
+		msg  string
+		offs int
+	)
 	for ad.Next() {
 		switch ad.Type() {
 		case attrMsg:
-			e.Message = ad.String()
+			msg = ad.String()
 		case attrOffs:
-			e.Offset = int(ad.Uint32())
+			offs = int(ad.Uint32())
 		}
+	}
+	if ad.Err() == nil { // a malformed ext-ack never hides the errno
+		e.Message, e.Offset = msg, offs
 	}
 	return e, nil
 }

@@ -27,82 +27,102 @@ func objectOf(op ipvs.Op) string {
 // apply makes one validated request, with f.mu held, as ip_vs_ctl.c's
 // ip_vs_genl_set_cmd does.
 func (f *Fake) apply(op ipvs.Op) error {
-	name, obj := op.Kind.String(), objectOf(op)
-	k := op.Service.Key()
-	s := f.index[k]
+	r := request{op: op, name: op.Kind.String(), obj: objectOf(op), k: op.Service.Key()}
+	s := f.index[r.k]
 	if op.Kind != ipvs.OpAddService && s == nil {
-		return noService(name, obj, k)
+		return noService(r.name, r.obj, r.k)
 	}
 	switch op.Kind {
 	case ipvs.OpAddService, ipvs.OpUpdateService:
-		if op.Kind == ipvs.OpAddService && s != nil {
-			return kernelErr(name, obj, syscall.EEXIST)
-		}
-		if !slices.Contains(Schedulers, op.Service.Scheduler) {
-			return unavailable(name, obj, op.Service)
-		}
-		if pe := op.Service.PersistenceEngine; pe != "" && pe != "sip" {
-			return unavailable(name, obj, op.Service)
-		}
-		svc := op.Service
-		svc.Family = k.Family
-		if op.Kind == ipvs.OpAddService {
-			s = &service{info: ipvs.ServiceInfo{Service: svc}}
-			f.services = append(f.services, s)
-			f.index[k] = s
-			return nil
-		}
-		s.info.Service = svc
-		return nil
+		return f.putService(r, s)
 	case ipvs.OpDeleteService:
-		for _, d := range s.dests {
-			if d.Family != k.Family {
-				f.mixed--
-			}
-		}
-		delete(f.index, k)
-		f.services = slices.DeleteFunc(f.services, func(x *service) bool { return x == s })
+		f.deleteService(r.k, s)
 		return nil
 	}
+	return f.applyDest(r, s)
+}
 
-	d := op.Destination
+// request is one operation of apply with the names its errors carry and
+// its service's key.
+type request struct {
+	op        ipvs.Op
+	name, obj string
+	k         ipvs.ServiceKey
+}
+
+func (r request) err(errno syscall.Errno) error { return kernelErr(r.name, r.obj, errno) }
+
+// putService adds or updates a service; s is the one of that key, if any.
+func (f *Fake) putService(r request, s *service) error {
+	if r.op.Kind == ipvs.OpAddService && s != nil {
+		return r.err(syscall.EEXIST)
+	}
+	if !slices.Contains(Schedulers, r.op.Service.Scheduler) {
+		return unavailable(r.name, r.obj, r.op.Service)
+	}
+	if pe := r.op.Service.PersistenceEngine; pe != "" && pe != "sip" {
+		return unavailable(r.name, r.obj, r.op.Service)
+	}
+	svc := r.op.Service
+	svc.Family = r.k.Family
+	if r.op.Kind == ipvs.OpAddService {
+		s = &service{info: ipvs.ServiceInfo{Service: svc}}
+		f.services = append(f.services, s)
+		f.index[r.k] = s
+		return nil
+	}
+	s.info.Service = svc
+	return nil
+}
+
+// deleteService deletes s, whose key is k, and its destinations.
+func (f *Fake) deleteService(k ipvs.ServiceKey, s *service) {
+	for _, d := range s.dests {
+		if d.Family != k.Family {
+			f.mixed--
+		}
+	}
+	delete(f.index, k)
+	f.services = slices.DeleteFunc(f.services, func(x *service) bool { return x == s })
+}
+
+// applyDest adds, updates or deletes a destination of s.
+func (f *Fake) applyDest(r request, s *service) error {
+	d := r.op.Destination
 	if d.Family == 0 {
 		d.Family = inet.FamilyOf(d.Addr)
 	}
 	i := slices.IndexFunc(s.dests, func(x ipvs.DestinationInfo) bool { return x.Key() == d.Key() })
-	switch op.Kind {
+	switch r.op.Kind {
 	case ipvs.OpAddDestination:
 		if i >= 0 {
-			return kernelErr(name, obj, syscall.EEXIST)
+			return r.err(syscall.EEXIST)
 		}
-		if d.Family != k.Family && len(f.daemons) > 0 {
-			return kernelErr(name, obj, syscall.EINVAL)
+		if d.Family != r.k.Family && len(f.daemons) > 0 || !unicast(d.Addr) {
+			return r.err(syscall.EINVAL)
 		}
-		if !unicast(d.Addr) {
-			return kernelErr(name, obj, syscall.EINVAL)
-		}
-		if d.Family != k.Family {
+		if d.Family != r.k.Family {
 			f.mixed++
 		}
 		s.dests = slices.Insert(s.dests, 0, ipvs.DestinationInfo{Destination: d})
 	case ipvs.OpUpdateDestination:
 		if i < 0 {
-			return kernelErr(name, obj, syscall.ENOENT)
+			return r.err(syscall.ENOENT)
 		}
-		if d.Family != k.Family && len(f.daemons) > 0 {
-			return kernelErr(name, obj, syscall.EINVAL)
+		if d.Family != r.k.Family && len(f.daemons) > 0 {
+			return r.err(syscall.EINVAL)
 		}
 		s.dests[i].Destination = d
 	case ipvs.OpDeleteDestination:
 		if i < 0 {
-			return kernelErr(name, obj, syscall.ENOENT)
+			return r.err(syscall.ENOENT)
 		}
-		if s.dests[i].Family != k.Family {
+		if s.dests[i].Family != r.k.Family {
 			f.mixed--
 		}
 		s.dests = slices.Delete(s.dests, i, i+1)
 	default:
-		return kernelErr(name, obj, syscall.EINVAL)
+		return r.err(syscall.EINVAL)
 	}
 	return nil
 }
