@@ -87,7 +87,7 @@ type TableOptions struct {
 // ipvsadm sorts them (its default, --sort), whatever their order in s.
 //
 // A value ipvsadm has no name for (a protocol other than TCP, UDP and
-// SCTP, a Bypass destination) is shown by its String method, upper-cased
+// SCTP, an ipvs.Bypass destination) is shown by its String method, upper-cased
 // for protocols; WriteTable only fails when w does.
 func WriteTable(w io.Writer, s ipvs.Snapshot, opts TableOptions) error {
 	_, err := w.Write(AppendTable(nil, s, opts))

@@ -13,7 +13,7 @@ import (
 // destination thresholds, and statistics; MarshalSnapshot keeps thresholds.
 //
 // A value ipvsadm cannot express (a protocol other than TCP, UDP and SCTP, a
-// Bypass destination, a tunnel with both checksum flags) is an error.
+// ipvs.Bypass destination, a tunnel with both checksum flags) is an error.
 func Save(s ipvs.Snapshot) ([]byte, error) { return appendSnapshot(nil, s, false) }
 
 // MarshalSnapshot renders s as Save does, and adds "-x U -y L" to every
@@ -114,7 +114,7 @@ func addSaved(out *ipvs.Snapshot, l *textLine, index map[ipvs.ServiceKey]int, se
 // -E and -D for services, -a, -e and -d for destinations, in the form
 // `ipvsadm -Sn` uses, with -x and -y for destinations with thresholds.
 // Piping it to `ipvsadm -R` makes the same requests. A batch with an invalid
-// request (see Batch.Err) is an error.
+// request (see ipvs.Batch.Err) is an error.
 func MarshalBatch(b *ipvs.Batch) ([]byte, error) {
 	if err := b.Err(); err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 	"github.com/ipvskit/ipvskit/inet"
 )
 
-// This file maps ipvsadm text lines to and from Service and Destination.
+// This file maps ipvsadm text lines to and from ipvs.Service and ipvs.Destination.
 
 // serviceLine is the line of command cmd ('A', 'E' or 'D') for s.
 func serviceLine(cmd byte, s ipvs.Service) (*textLine, error) {
@@ -113,7 +113,7 @@ func destLine(cmd byte, s ipvs.Service, d ipvs.Destination) (*textLine, error) {
 	return l, nil
 }
 
-// service is the Service a parsed line names (all of it for 'A' and 'E').
+// service is the ipvs.Service a parsed line names (all of it for 'A' and 'E').
 func (l *textLine) service() (ipvs.Service, *TextError) {
 	var s ipvs.Service
 	if l.fwmark != 0 {
