@@ -12,7 +12,7 @@ import (
 // and destinations sorted as ipvsadm sorts them. Like ipvsadm it leaves out
 // destination thresholds, and statistics; MarshalSnapshot keeps thresholds.
 //
-// A value ipvsadm cannot express (a protocol other than TCP, UDP and SCTP, a
+// A value ipvsadm cannot express (a protocol other than TCP, UDP and SCTP, an
 // ipvs.Bypass destination, a tunnel with both checksum flags) is an error.
 func Save(s ipvs.Snapshot) ([]byte, error) { return appendSnapshot(nil, s, false) }
 
