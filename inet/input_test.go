@@ -12,6 +12,7 @@ import (
 	"github.com/ipvskit/ipvskit/ipset"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/ipvs/ipvsadm"
 	"github.com/ipvskit/ipvskit/proxier"
 	"github.com/ipvskit/ipvskit/sysctl"
 )
@@ -25,7 +26,7 @@ func TestEveryPackageRefusesInOneShape(t *testing.T) {
 		path, val string
 	}{
 		{"ipvs", errOf(ipvs.New(&ipvs.Config{NetNS: -2})), "Config.NetNS", "-2"},
-		{"ipvs text", (&ipvs.Snapshot{}).UnmarshalText([]byte("-A -t 198.18.0.1:80 -s rr\n-Z\n")), "line 2", ""},
+		{"ipvs text", errOf(ipvsadm.UnmarshalSnapshot([]byte("-A -t 198.18.0.1:80 -s rr\n-Z\n"))), "line 2", ""},
 		{"dummy", dummy.ValidateOwner("a\nb"), "Config.Owner", "a\nb"},
 		{"ipset", (&ipset.Set{Name: "", Type: ipset.HashIP}).Validate(), "Name", ""},
 		{"ipset text", errOf(ipset.ParseText(strings.NewReader("bogus line\n"))), "line 1", "bogus line"},

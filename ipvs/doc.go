@@ -69,10 +69,19 @@
 //	}
 //	fmt.Println(info.Stats.Connections, info.Stats.BytesIn)
 //
-// A Snapshot (Client.Snapshot) renders as ipvsadm prints the same table:
-// SaveText and MarshalText as `ipvsadm -Sn`, WriteTable as `ipvsadm -Ln`
-// (with --stats, --rate, --thresholds, --persistent-conn, --tun-info or
-// --exact).
+// ipvsadm's text forms live in package ipvs/ipvsadm, which this package
+// does not import: a Snapshot (Client.Snapshot) renders as `ipvsadm -Sn`
+// prints the same table (ipvsadm.Save, ipvsadm.MarshalSnapshot) and as
+// `ipvsadm -Ln` lists it (ipvsadm.WriteTable, with --stats, --rate,
+// --thresholds, --persistent-conn, --tun-info or --exact), and a Batch as
+// `ipvsadm -R` input (ipvsadm.MarshalBatch). Those were methods here until
+// they moved (docs/layout.md): Snapshot.SaveText is ipvsadm.Save,
+// Snapshot.MarshalText and UnmarshalText are ipvsadm.MarshalSnapshot and
+// UnmarshalSnapshot, Batch.MarshalText and UnmarshalText are
+// ipvsadm.MarshalBatch and UnmarshalBatch, Snapshot.WriteTable and
+// AppendTable are ipvsadm.WriteTable and AppendTable, and TextError,
+// ErrText, TableFormat, TableOptions and the Table* formats keep their
+// names in package ipvsadm.
 //
 // The in-memory fake in package ipvstest satisfies Interface too, for unit
 // tests of code that drives IPVS.

@@ -3,10 +3,18 @@ package proxier
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/proxier/internal/statefile"
 )
+
+// The State's text form (docs/state-format.md) lives in package
+// proxier/internal/statefile, which knows the form and not the engine; this
+// file is its public face, and the one conversion between a State and the
+// form's values.
 
 // DecodeState reads a State from its text form: JSON if the first byte that
 // is not white space is '{', YAML otherwise. It returns a *ValidationError
@@ -15,19 +23,7 @@ import (
 // error, not an empty State (a State with no services is written {}), so
 // that a file truncated to nothing does not remove every service.
 func DecodeState(data []byte) (*State, error) {
-	var (
-		root *textValue
-		p    *Problem
-	)
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		root, p = jsonTree(data)
-	} else {
-		root, p = yamlTree(data)
-	}
-	if p != nil {
-		return nil, &ValidationError{Problems: []Problem{*p}}
-	}
-	return decodeTree(root)
+	return stateOf(statefile.Decode(data))
 }
 
 // DecodeValidState reads a State as DecodeState does and validates it
@@ -55,17 +51,8 @@ func DecodeValidState(data []byte, c *Config) (*State, error) {
 // DecodeState reads it back as s. Zero values are left out; services are
 // sorted by ID, an endpoint's ports by name.
 func EncodeStateYAML(s *State) ([]byte, error) {
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	err := enc.Encode(s.text())
-	if err == nil {
-		err = enc.Close()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("proxier: writing a State as YAML: %w", err)
-	}
-	return b.Bytes(), nil
+	t := s.text()
+	return statefile.EncodeYAML(&t)
 }
 
 // MarshalJSON writes s in its JSON text form, so that encoding/json
@@ -82,11 +69,7 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	if string(bytes.TrimSpace(data)) == "null" {
 		return nil
 	}
-	root, p := jsonTree(data)
-	if p != nil {
-		return &ValidationError{Problems: []Problem{*p}}
-	}
-	return s.set(decodeTree(root))
+	return s.set(stateOf(statefile.DecodeJSON(data)))
 }
 
 // MarshalYAML gives go.yaml.in/yaml/v3 the YAML text form of s, so that
@@ -103,11 +86,7 @@ func (s *State) UnmarshalYAML(value *yaml.Node) error {
 	if value.Kind == yaml.ScalarNode && value.ShortTag() == "!!null" {
 		return nil
 	}
-	root, p := yamlNodeTree(value, 0)
-	if p != nil {
-		return &ValidationError{Problems: []Problem{*p}}
-	}
-	return s.set(decodeTree(root))
+	return s.set(stateOf(statefile.DecodeYAMLNode(value)))
 }
 
 func (s *State) set(decoded *State, err error) error {
@@ -116,4 +95,113 @@ func (s *State) set(decoded *State, err error) error {
 	}
 	*s = *decoded
 	return nil
+}
+
+// stateOf is the State the decoder read, or its problems as a
+// *ValidationError.
+func stateOf(t *statefile.State, problems []statefile.Problem) (*State, error) {
+	if len(problems) > 0 {
+		e := &ValidationError{Problems: make([]Problem, len(problems))}
+		for i, p := range problems {
+			e.Problems[i] = Problem(p)
+		}
+		return nil, e
+	}
+	s := &State{}
+	if t.Node != nil {
+		s.Node = Node{Addresses: t.Node.Addresses, NodePortCIDRs: t.Node.NodePortCIDRs}
+	}
+	if len(t.Services) > 0 {
+		s.Services = make(map[string]Service, len(t.Services))
+		for id, svc := range t.Services {
+			s.Services[id] = serviceOf(&svc)
+		}
+	}
+	return s, nil
+}
+
+// serviceOf is a decoded service, whose words the decoder has checked and
+// put in their canonical case.
+func serviceOf(t *statefile.Service) Service {
+	s := Service{
+		ClusterIPs:               t.ClusterIPs,
+		IPFamilies:               t.IPFamilies,
+		ExternalIPs:              t.ExternalIPs,
+		LoadBalancerIPs:          t.LoadBalancerIPs,
+		LoadBalancerSourceRanges: t.LoadBalancerSourceRanges,
+		Scheduler:                t.Scheduler,
+		HealthCheckNodePort:      t.HealthCheckNodePort,
+	}
+	for _, p := range t.Ports {
+		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: Protocol(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})
+	}
+	if a := t.SessionAffinity; a != nil {
+		s.SessionAffinity = &SessionAffinity{Timeout: time.Duration(a.Timeout)}
+	}
+	if t.ExternalTrafficPolicy == "Local" {
+		s.ExternalTrafficPolicy = Local
+	}
+	if t.InternalTrafficPolicy == "Local" {
+		s.InternalTrafficPolicy = Local
+	}
+	sched := t.Scheduler
+	if sched == "" {
+		sched = "rr"
+	}
+	// The decoder took only names ParseSchedFlags takes for sched.
+	s.SchedulerFlags, _ = ipvs.ParseSchedFlags(sched, t.SchedulerFlags...)
+	for _, e := range t.Endpoints {
+		s.Endpoints = append(s.Endpoints, Endpoint(e))
+	}
+	return s
+}
+
+// text is s in the text form's values; zero values are left out.
+func (s *State) text() statefile.State {
+	var out statefile.State
+	if len(s.Node.Addresses) > 0 || len(s.Node.NodePortCIDRs) > 0 {
+		out.Node = &statefile.Node{Addresses: s.Node.Addresses, NodePortCIDRs: s.Node.NodePortCIDRs}
+	}
+	if len(s.Services) > 0 {
+		out.Services = make(map[string]statefile.Service, len(s.Services))
+		for id, svc := range s.Services {
+			out.Services[id] = svc.text()
+		}
+	}
+	return out
+}
+
+func (s *Service) text() statefile.Service {
+	out := statefile.Service{
+		ClusterIPs:               s.ClusterIPs,
+		IPFamilies:               s.IPFamilies,
+		ExternalIPs:              s.ExternalIPs,
+		LoadBalancerIPs:          s.LoadBalancerIPs,
+		LoadBalancerSourceRanges: s.LoadBalancerSourceRanges,
+		Scheduler:                s.Scheduler,
+		HealthCheckNodePort:      s.HealthCheckNodePort,
+	}
+	for _, p := range s.Ports {
+		out.Ports = append(out.Ports, statefile.Port{Name: p.Name, Protocol: string(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})
+	}
+	if a := s.SessionAffinity; a != nil {
+		out.SessionAffinity = &statefile.Affinity{Timeout: statefile.Duration(a.Timeout)}
+	}
+	if s.ExternalTrafficPolicy != Cluster {
+		out.ExternalTrafficPolicy = s.ExternalTrafficPolicy.String()
+	}
+	if s.InternalTrafficPolicy != Cluster {
+		out.InternalTrafficPolicy = s.InternalTrafficPolicy.String()
+	}
+	sched := s.Scheduler
+	if sched == "" {
+		sched = "rr"
+	}
+	out.SchedulerFlags = s.SchedulerFlags.Names(sched)
+	for _, e := range s.Endpoints {
+		// A conversion: a field added to Endpoint stops it compiling
+		// until statefile.Endpoint has it too.
+		out.Endpoints = append(out.Endpoints, statefile.Endpoint(e))
+	}
+	return out
 }

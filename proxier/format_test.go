@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/proxier/internal/statefile"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -68,6 +69,16 @@ func allSet(t *testing.T, path string, v reflect.Value) {
 		}
 	}
 }
+
+// The names of each object's fields in the text form, in order.
+var (
+	stateFields    = statefile.Fields("state")
+	nodeFields     = statefile.Fields("node")
+	serviceFields  = statefile.Fields("service")
+	portFields     = statefile.Fields("port")
+	endpointFields = statefile.Fields("endpoint")
+	affinityFields = statefile.Fields("sessionAffinity")
+)
 
 // Every field of the State's structs has a name in the text form, and the
 // name is the Go name in lower camel case: a field added to a struct
@@ -312,7 +323,7 @@ services:
 		if a == nil {
 			t.Fatalf("%s: no session affinity", id)
 		}
-		if got := durationText(a.Timeout); got != w {
+		if got, _ := statefile.Duration(a.Timeout).MarshalText(); string(got) != w {
 			t.Errorf("%s: timeout %v written as %q, want %q", id, a.Timeout, got, w)
 		}
 	}

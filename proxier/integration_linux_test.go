@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/ipvs/ipvsadm"
 )
 
 // TestIntegrationProxier serves every kind of service to real traffic in the
@@ -353,7 +354,7 @@ func checkDefaultState(t *testing.T, tp *topology, k *nodeKit, first *Result) {
 	checkForeign(t, s)
 
 	// ipvsadm -Sn holds exactly the foreign lines and the first plan's.
-	text, err := first.Plan.IPVSAdd.MarshalText()
+	text, err := ipvsadm.MarshalBatch(&first.Plan.IPVSAdd)
 	must(t, err)
 	want := slices.Clone(foreignIPVS)
 	want = append(want, strings.Split(strings.TrimSpace(string(text)), "\n")...)

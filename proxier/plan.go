@@ -9,6 +9,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/ipvs/ipvsadm"
 )
 
 // Plan is the difference between a new State and what the proxier last
@@ -127,7 +128,7 @@ func (p *Plan) render(linkName string) (string, error) {
 	var b strings.Builder
 	section := func(title string) { fmt.Fprintf(&b, "# %s\n", title) }
 	ipvsText := func(batch *ipvs.Batch) error {
-		t, err := batch.MarshalText()
+		t, err := ipvsadm.MarshalBatch(batch)
 		if err != nil {
 			return err
 		}

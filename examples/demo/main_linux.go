@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/ipvs/ipvsadm"
 	"github.com/ipvskit/ipvskit/proxier"
 )
 
@@ -235,5 +236,5 @@ func printTable(ctx context.Context, c *ipvs.Client, conns uint64) error {
 	if err != nil {
 		return err
 	}
-	return snap.WriteTable(os.Stdout, ipvs.TableOptions{Format: ipvs.TableStats, Info: &info})
+	return ipvsadm.WriteTable(os.Stdout, snap, ipvsadm.TableOptions{Format: ipvsadm.TableStats, Info: &info})
 }

@@ -25,6 +25,7 @@ import (
 	"os/signal"
 
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/ipvs/ipvsadm"
 	"github.com/ipvskit/ipvskit/proxier"
 )
 
@@ -94,5 +95,5 @@ func printTable(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return snap.WriteTable(os.Stdout, ipvs.TableOptions{Info: &info})
+	return ipvsadm.WriteTable(os.Stdout, snap, ipvsadm.TableOptions{Info: &info})
 }

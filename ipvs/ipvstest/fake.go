@@ -29,6 +29,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/ipvs/ipvsadm"
 )
 
 // Fake is an in-memory IPVS table. The zero value is not ready: use New.
@@ -238,23 +239,23 @@ func (f *Fake) snapshot() ipvs.Snapshot {
 }
 
 // Dump returns the table as ipvsadm -Sn prints it, plus -x/-y for
-// destinations with thresholds (ipvs.Snapshot.MarshalText).
+// destinations with thresholds (ipvsadm.MarshalSnapshot).
 func (f *Fake) Dump() string {
 	f.mu.Lock()
 	snap := f.snapshot()
 	f.mu.Unlock()
-	b, err := snap.MarshalText()
+	b, err := ipvsadm.MarshalSnapshot(snap)
 	if err != nil {
 		return "# " + err.Error() + "\n"
 	}
 	return string(b)
 }
 
-// Restore makes the requests of ipvsadm -R text (see ipvs.Batch.UnmarshalText)
+// Restore makes the requests of ipvsadm -R text (see ipvsadm.UnmarshalBatch)
 // as Apply does.
 func (f *Fake) Restore(ctx context.Context, text []byte) error {
 	var b ipvs.Batch
-	if err := b.UnmarshalText(text); err != nil {
+	if err := ipvsadm.UnmarshalBatch(text, &b); err != nil {
 		return err
 	}
 	return f.Apply(ctx, &b)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/ipvs/ipvsadm"
 )
 
 // outcome reduces a call's result to what must agree between the fake and
@@ -109,7 +110,7 @@ func script(ctx context.Context, p ipvs.Interface) []string {
 
 	snap, err := p.Snapshot(ctx)
 	rec("snapshot", err)
-	text, err := snap.MarshalText()
+	text, err := ipvsadm.MarshalSnapshot(snap)
 	rec("table:\n"+string(text), err)
 
 	rec("delete v6", p.DeleteService(ctx, v6.Key()))

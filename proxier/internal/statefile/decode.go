@@ -1,4 +1,4 @@
-package proxier
+package statefile
 
 import (
 	"errors"
@@ -25,13 +25,13 @@ var (
 	affinityFields = []string{"timeout"}
 )
 
-// decodeTree builds a State from the tree of its text form, or returns a
-// *ValidationError with every problem found.
-func decodeTree(root *textValue) (*State, error) {
+// decodeTree builds a State from the tree of its text form, or returns
+// every problem found.
+func decodeTree(root *textValue) (*State, []Problem) {
 	d := &stateDecoder{}
 	s := d.state(root)
 	if len(d.problems) > 0 {
-		return nil, &ValidationError{Problems: d.problems}
+		return nil, d.problems
 	}
 	return s, nil
 }
@@ -151,8 +151,10 @@ func (d *stateDecoder) state(v *textValue) *State {
 	}
 	if nv := f["node"]; nv != nil {
 		nf := d.fields("node", nv, "node", nodeFields)
-		s.Node.Addresses = d.addrs("node.addresses", nf["addresses"])
-		s.Node.NodePortCIDRs = d.prefixes("node.nodePortCIDRs", nf["nodePortCIDRs"])
+		s.Node = &Node{
+			Addresses:     d.addrs("node.addresses", nf["addresses"]),
+			NodePortCIDRs: d.prefixes("node.nodePortCIDRs", nf["nodePortCIDRs"]),
+		}
 	}
 	return s
 }
@@ -176,7 +178,7 @@ func (d *stateDecoder) service(path string, v *textValue) (Service, bool) {
 	s.LoadBalancerSourceRanges = d.prefixes(path+".loadBalancerSourceRanges", f["loadBalancerSourceRanges"])
 	if av := f["sessionAffinity"]; av != nil {
 		af := d.fields(path+".sessionAffinity", av, "session affinity", affinityFields)
-		s.SessionAffinity = &SessionAffinity{Timeout: d.duration(path+".sessionAffinity.timeout", af["timeout"])}
+		s.SessionAffinity = &Affinity{Timeout: d.duration(path+".sessionAffinity.timeout", af["timeout"])}
 	}
 	s.ExternalTrafficPolicy = d.trafficPolicy(path+".externalTrafficPolicy", f["externalTrafficPolicy"])
 	s.InternalTrafficPolicy = d.trafficPolicy(path+".internalTrafficPolicy", f["internalTrafficPolicy"])
@@ -308,40 +310,42 @@ func (d *stateDecoder) prefixes(path string, v *textValue) []netip.Prefix {
 	return out
 }
 
-// protocol reads TCP, UDP or SCTP in any case; absent means TCP.
-func (d *stateDecoder) protocol(path string, v *textValue) Protocol {
+// protocol reads TCP, UDP or SCTP in any case, and gives it upper case;
+// absent means TCP.
+func (d *stateDecoder) protocol(path string, v *textValue) string {
 	if v == nil {
-		return TCP
+		return "TCP"
 	}
 	s := d.str(path, v)
-	switch p := Protocol(strings.ToUpper(s)); p {
-	case TCP, UDP, SCTP:
+	switch p := strings.ToUpper(s); p {
+	case "TCP", "UDP", "SCTP":
 		return p
 	}
 	if v.kind == textString {
 		d.add(path, v.line, v.shown(), "is not TCP, UDP or SCTP")
 	}
-	return Protocol(s)
+	return s
 }
 
-// trafficPolicy reads Cluster or Local in any case; absent means Cluster.
-func (d *stateDecoder) trafficPolicy(path string, v *textValue) TrafficPolicy {
+// trafficPolicy reads Cluster or Local in any case, and gives it in that
+// case; absent is "", which means Cluster.
+func (d *stateDecoder) trafficPolicy(path string, v *textValue) string {
 	s := d.str(path, v)
 	switch {
 	case v == nil || v.kind != textString:
-		return Cluster
+		return ""
 	case strings.EqualFold(s, "Cluster"):
-		return Cluster
+		return "Cluster"
 	case strings.EqualFold(s, "Local"):
-		return Local
+		return "Local"
 	}
 	d.add(path, v.line, v.shown(), "is not Cluster or Local")
-	return Cluster
+	return ""
 }
 
 // duration reads a Go duration ("10m", "3h", "600s") or a number of
 // seconds.
-func (d *stateDecoder) duration(path string, v *textValue) time.Duration {
+func (d *stateDecoder) duration(path string, v *textValue) Duration {
 	if v == nil {
 		return 0
 	}
@@ -359,16 +363,16 @@ func (d *stateDecoder) duration(path string, v *textValue) time.Duration {
 	if err != nil {
 		d.add(path, v.line, v.shown(), `is not a duration ("10m", "3h") or a number of seconds`)
 	}
-	return t
+	return Duration(t)
 }
 
 // families reads a list of family names as inet.ParseFamily does ("IPv4",
 // "IPv6", in any case); a bad name is kept as 0, for the error's index.
-func (d *stateDecoder) families(path string, v *textValue) []Family {
+func (d *stateDecoder) families(path string, v *textValue) []inet.Family {
 	if v == nil {
 		return nil
 	}
-	var out []Family
+	var out []inet.Family
 	d.list(path, v, `families ("IPv4", "IPv6")`, func(_ int, path string, v *textValue) {
 		name := d.str(path, v)
 		if v.kind != textString {
@@ -384,23 +388,23 @@ func (d *stateDecoder) families(path string, v *textValue) []Family {
 }
 
 // schedFlags reads a list of ipvsadm's flag names for the scheduler sched
-// (none is rr), in any case.
-func (d *stateDecoder) schedFlags(path string, v *textValue, sched string) ipvs.SchedFlags {
+// (none is rr), in any case, and gives them in lower case, as
+// ipvs.ParseSchedFlags takes them.
+func (d *stateDecoder) schedFlags(path string, v *textValue, sched string) []string {
 	if sched == "" {
 		sched = "rr"
 	}
-	var flags ipvs.SchedFlags
+	var flags []string
 	if v == nil {
-		return 0
+		return nil
 	}
 	d.list(path, v, `flag names such as "sh-port"`, func(_ int, path string, v *textValue) {
 		name := strings.ToLower(d.str(path, v))
 		if v.kind != textString {
 			return
 		}
-		f, err := ipvs.ParseSchedFlags(sched, name)
-		if err == nil {
-			flags |= f
+		if _, err := ipvs.ParseSchedFlags(sched, name); err == nil {
+			flags = append(flags, name)
 			return
 		}
 		for _, owner := range []string{"sh", "mh"} {
@@ -412,4 +416,26 @@ func (d *stateDecoder) schedFlags(path string, v *textValue, sched string) ipvs.
 		d.add(path, v.line, v.shown(), "is not a flag of the %s scheduler (%s)", sched, strings.Join(ipvs.SchedFlagNames(sched), ", "))
 	})
 	return flags
+}
+
+// Fields returns the names of the fields of one object of the form, in the
+// order the decoder reads them: object is "state", "node", "service",
+// "port", "endpoint" or "sessionAffinity". Tests hold the form's names to
+// proxier.State's fields with it.
+func Fields(object string) []string {
+	switch object {
+	case "state":
+		return slices.Clone(stateFields)
+	case "node":
+		return slices.Clone(nodeFields)
+	case "service":
+		return slices.Clone(serviceFields)
+	case "port":
+		return slices.Clone(portFields)
+	case "endpoint":
+		return slices.Clone(endpointFields)
+	case "sessionAffinity":
+		return slices.Clone(affinityFields)
+	}
+	return nil
 }

@@ -1,9 +1,11 @@
-package ipvs
+package ipvsadm
 
 import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/ipvskit/ipvskit/ipvs"
 )
 
 // textAddrPort formats an address and port as ipvsadm -n does:
@@ -74,7 +76,7 @@ func (l *textLine) format(thresholds bool) string {
 		}
 		if l.schedFlags&(textSched1|textSched2|textSched3) != 0 {
 			b.WriteString(" -b ")
-			b.WriteString(strings.Join(SchedFlags(l.schedFlags).Names(l.sched), ","))
+			b.WriteString(strings.Join(ipvs.SchedFlags(l.schedFlags).Names(l.sched), ","))
 		}
 	case 'a', 'e', 'd':
 		b.WriteString(" -r ")

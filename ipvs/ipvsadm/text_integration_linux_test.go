@@ -1,15 +1,17 @@
-package ipvs
+package ipvsadm
 
 import (
 	"context"
 	"testing"
 
+	"github.com/ipvskit/ipvskit/ipvs"
+
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
 
 // textTableBatch is textTable as a batch of add requests.
-func textTableBatch() *Batch {
-	var b Batch
+func textTableBatch() *ipvs.Batch {
+	var b ipvs.Batch
 	for _, s := range textTable().Services {
 		b.AddService(s.Service)
 		for _, d := range s.Destinations {
@@ -19,12 +21,12 @@ func textTableBatch() *Batch {
 	return &b
 }
 
-// What the client writes, ipvsadm -Sn shows, and SaveText of what the client
+// What the client writes, ipvsadm -Sn shows, and Save of what the client
 // reads back is the same text.
 func TestIntegrationTextClientToIpvsadm(t *testing.T) {
 	ns := testutil.NewNetNS(t)
 	testutil.RequireIPVS(t, ns)
-	c, err := New(&Config{NetNS: ns.Handle()})
+	c, err := ipvs.New(&ipvs.Config{NetNS: ns.Handle()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func TestIntegrationTextClientToIpvsadm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, err := snap.SaveText()
+	ours, err := Save(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,29 +51,29 @@ func TestIntegrationTextClientToIpvsadm(t *testing.T) {
 		t.Fatalf("ipvsadm -Sn vs the expected text (-want +ipvsadm):\n%s", lineDiff(textTableSave, theirs))
 	}
 	// The client reads the thresholds ipvsadm does not show.
-	full, err := snap.MarshalText()
+	full, err := MarshalSnapshot(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := textTable().MarshalText()
+	want, _ := MarshalSnapshot(textTable())
 	if string(full) != string(want) {
 		t.Fatalf("MarshalText of the client's snapshot (-want +got):\n%s", lineDiff(string(want), string(full)))
 	}
 }
 
 // What ipvsadm -R writes from our text, the client reads back as the same
-// text, and ipvsadm -Sn prints SaveText's.
+// text, and ipvsadm -Sn prints Save's.
 func TestIntegrationTextIpvsadmToClient(t *testing.T) {
 	ns := testutil.NewNetNS(t)
 	testutil.RequireIPVS(t, ns)
-	in, err := textTable().MarshalText() // with -x/-y, which ipvsadm -R takes
+	in, err := MarshalSnapshot(textTable()) // with -x/-y, which ipvsadm -R takes
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out, err := ns.TryExec(t, in, "ipvsadm", "-R"); err != nil {
 		t.Fatalf("ipvsadm -R: %v\n%s", err, out)
 	}
-	c, err := New(&Config{NetNS: ns.Handle()})
+	c, err := ipvs.New(&ipvs.Config{NetNS: ns.Handle()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +82,7 @@ func TestIntegrationTextIpvsadmToClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := snap.MarshalText()
+	got, err := MarshalSnapshot(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,13 +94,13 @@ func TestIntegrationTextIpvsadmToClient(t *testing.T) {
 	}
 	// And a batch rendered as ipvsadm -R input makes the same requests:
 	// edit, then delete, through ipvsadm.
-	var b Batch
+	var b ipvs.Batch
 	web := textTable().Services[2]
 	d := web.Destinations[1].Destination
 	d.Weight = 42
 	b.UpdateDestination(web.Key(), d)
 	b.DeleteService(textTable().Services[3].Key())
-	text, err := b.MarshalText()
+	text, err := MarshalBatch(&b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestIntegrationTextIpvsadmToClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gotAfter, _ := after.SaveText()
+	gotAfter, _ := Save(after)
 	wantAfter := textTableSave
 	wantAfter = replaceLine(wantAfter, "-a -t 198.18.0.1:80 -r 198.18.1.1:8080 -m -w 1", "-a -t 198.18.0.1:80 -r 198.18.1.1:8080 -m -w 42")
 	wantAfter = replaceLine(wantAfter, "-A -u 198.18.0.1:53 -s wlc -o", "")

@@ -1,8 +1,10 @@
-package ipvs
+package ipvsadm
 
 import (
 	"cmp"
 	"net/netip"
+
+	"github.com/ipvskit/ipvskit/ipvs"
 )
 
 // The order of ipvsadm's listings (-L, and -S, with its default --sort), as
@@ -14,7 +16,7 @@ import (
 // Ports compare by value.
 
 // compareServicesList orders services as ipvsadm lists them.
-func compareServicesList(a, b Service) int {
+func compareServicesList(a, b ipvs.Service) int {
 	ka, kb := a.Key(), b.Key()
 	return cmp.Or(
 		wrapCompare(ka.FWMark, kb.FWMark),
@@ -27,7 +29,7 @@ func compareServicesList(a, b Service) int {
 
 // compareDestinationsList orders a service's destinations as ipvsadm lists
 // them.
-func compareDestinationsList(a, b Destination) int {
+func compareDestinationsList(a, b ipvs.Destination) int {
 	return cmp.Or(compareAddrList(a.Addr, b.Addr), cmp.Compare(a.Port, b.Port))
 }
 

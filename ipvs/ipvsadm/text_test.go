@@ -1,4 +1,4 @@
-package ipvs
+package ipvsadm
 
 import (
 	"errors"
@@ -7,43 +7,46 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ipvskit/ipvskit/inet"
+	"github.com/ipvskit/ipvskit/ipvs"
 )
 
 // textTable is a table touching every option of the text form, in no
-// particular order: SaveText must sort it as ipvsadm does.
-func textTable() Snapshot {
+// particular order: Save must sort it as ipvsadm does.
+func textTable() ipvs.Snapshot {
 	a := netip.MustParseAddr
-	web := Service{Protocol: TCP, Addr: a("198.18.0.1"), Port: 80, Scheduler: "rr"}
-	v6 := Service{Protocol: TCP, Addr: a("2001:db8::1"), Port: 443, Scheduler: "sh", SchedFlags: SHFallback | SHPort,
-		Persistence: Persistence{Timeout: 120 * time.Second, PrefixLen: 64}}
-	dns := Service{Protocol: UDP, Addr: a("198.18.0.1"), Port: 53, Scheduler: "wlc", OnePacket: true}
-	sip := Service{Protocol: UDP, Addr: a("198.18.0.2"), Port: 5060, Scheduler: "rr",
-		Persistence: Persistence{Timeout: 300 * time.Second}, PersistenceEngine: "sip"}
-	sctp := Service{Protocol: SCTP, Addr: a("198.18.0.3"), Port: 9, Scheduler: "mh", SchedFlags: MHPort}
-	all := Service{Protocol: TCP, Addr: a("198.18.0.4"), Port: 0, Scheduler: "wrr",
-		Persistence: Persistence{Timeout: 60 * time.Second, PrefixLen: 24}}
-	fw := Service{FWMark: 7, Family: IPv6, Scheduler: "dh"}
-	fw4 := Service{FWMark: 3, Family: IPv4, Scheduler: "lc", SchedFlags: SchedFlag3}
-	d := func(addr string, port uint16, fwd ForwardMethod, w uint32) DestinationInfo {
-		return DestinationInfo{Destination: Destination{Addr: a(addr), Port: port, Forward: fwd, Weight: w}}
+	web := ipvs.Service{Protocol: ipvs.TCP, Addr: a("198.18.0.1"), Port: 80, Scheduler: "rr"}
+	v6 := ipvs.Service{Protocol: ipvs.TCP, Addr: a("2001:db8::1"), Port: 443, Scheduler: "sh", SchedFlags: ipvs.SHFallback | ipvs.SHPort,
+		Persistence: ipvs.Persistence{Timeout: 120 * time.Second, PrefixLen: 64}}
+	dns := ipvs.Service{Protocol: ipvs.UDP, Addr: a("198.18.0.1"), Port: 53, Scheduler: "wlc", OnePacket: true}
+	sip := ipvs.Service{Protocol: ipvs.UDP, Addr: a("198.18.0.2"), Port: 5060, Scheduler: "rr",
+		Persistence: ipvs.Persistence{Timeout: 300 * time.Second}, PersistenceEngine: "sip"}
+	sctp := ipvs.Service{Protocol: ipvs.SCTP, Addr: a("198.18.0.3"), Port: 9, Scheduler: "mh", SchedFlags: ipvs.MHPort}
+	all := ipvs.Service{Protocol: ipvs.TCP, Addr: a("198.18.0.4"), Port: 0, Scheduler: "wrr",
+		Persistence: ipvs.Persistence{Timeout: 60 * time.Second, PrefixLen: 24}}
+	fw := ipvs.Service{FWMark: 7, Family: ipvs.IPv6, Scheduler: "dh"}
+	fw4 := ipvs.Service{FWMark: 3, Family: ipvs.IPv4, Scheduler: "lc", SchedFlags: ipvs.SchedFlag3}
+	d := func(addr string, port uint16, fwd ipvs.ForwardMethod, w uint32) ipvs.DestinationInfo {
+		return ipvs.DestinationInfo{Destination: ipvs.Destination{Addr: a(addr), Port: port, Forward: fwd, Weight: w}}
 	}
-	gue := d("198.18.1.9", 80, Tunnel, 2)
-	gue.TunnelType, gue.TunnelPort, gue.TunnelFlags = GUE, 6080, TunnelCsum
-	gre := d("198.18.1.8", 80, Tunnel, 3)
-	gre.TunnelType, gre.TunnelFlags = GRE, TunnelNoCsum
-	thr := d("198.18.1.3", 8080, Masq, 5)
+	gue := d("198.18.1.9", 80, ipvs.Tunnel, 2)
+	gue.TunnelType, gue.TunnelPort, gue.TunnelFlags = ipvs.GUE, 6080, ipvs.TunnelCsum
+	gre := d("198.18.1.8", 80, ipvs.Tunnel, 3)
+	gre.TunnelType, gre.TunnelFlags = ipvs.GRE, ipvs.TunnelNoCsum
+	thr := d("198.18.1.3", 8080, ipvs.Masq, 5)
 	thr.UpperThreshold, thr.LowerThreshold = 100, 50
-	return Snapshot{Services: []ServiceSnapshot{
-		{ServiceInfo: ServiceInfo{Service: fw}, Destinations: []DestinationInfo{d("2001:db8::7", 0, Route, 1)}},
-		{ServiceInfo: ServiceInfo{Service: v6}, Destinations: []DestinationInfo{
-			d("2001:db8::20", 443, Masq, 1), d("2001:db8::3", 443, Masq, 0), d("198.18.1.7", 443, Tunnel, 1)}},
-		{ServiceInfo: ServiceInfo{Service: web}, Destinations: []DestinationInfo{
-			thr, d("198.18.1.1", 8080, Masq, 1), gue, gre, d("198.18.1.1", 80, Route, 65535)}},
-		{ServiceInfo: ServiceInfo{Service: dns}},
-		{ServiceInfo: ServiceInfo{Service: fw4}},
-		{ServiceInfo: ServiceInfo{Service: all}},
-		{ServiceInfo: ServiceInfo{Service: sctp}},
-		{ServiceInfo: ServiceInfo{Service: sip}},
+	return ipvs.Snapshot{Services: []ipvs.ServiceSnapshot{
+		{ServiceInfo: ipvs.ServiceInfo{Service: fw}, Destinations: []ipvs.DestinationInfo{d("2001:db8::7", 0, ipvs.Route, 1)}},
+		{ServiceInfo: ipvs.ServiceInfo{Service: v6}, Destinations: []ipvs.DestinationInfo{
+			d("2001:db8::20", 443, ipvs.Masq, 1), d("2001:db8::3", 443, ipvs.Masq, 0), d("198.18.1.7", 443, ipvs.Tunnel, 1)}},
+		{ServiceInfo: ipvs.ServiceInfo{Service: web}, Destinations: []ipvs.DestinationInfo{
+			thr, d("198.18.1.1", 8080, ipvs.Masq, 1), gue, gre, d("198.18.1.1", 80, ipvs.Route, 65535)}},
+		{ServiceInfo: ipvs.ServiceInfo{Service: dns}},
+		{ServiceInfo: ipvs.ServiceInfo{Service: fw4}},
+		{ServiceInfo: ipvs.ServiceInfo{Service: all}},
+		{ServiceInfo: ipvs.ServiceInfo{Service: sctp}},
+		{ServiceInfo: ipvs.ServiceInfo{Service: sip}},
 	}}
 }
 
@@ -69,34 +72,34 @@ const textTableSave = `-A -t 198.18.0.1:80 -s rr
 `
 
 func TestSnapshotSaveText(t *testing.T) {
-	got, err := textTable().SaveText()
+	got, err := Save(textTable())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != textTableSave {
 		t.Fatalf("SaveText (-want +got):\n%s", lineDiff(textTableSave, string(got)))
 	}
-	// MarshalText is the same plus the thresholds.
-	got, err = textTable().MarshalText()
+	// MarshalSnapshot is the same plus the thresholds.
+	got, err = MarshalSnapshot(textTable())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Replace(textTableSave, "198.18.1.3:8080 -m -w 5", "198.18.1.3:8080 -m -w 5 -x 100 -y 50", 1)
 	if string(got) != want {
-		t.Fatalf("MarshalText (-want +got):\n%s", lineDiff(want, string(got)))
+		t.Fatalf("MarshalBatch (-want +got):\n%s", lineDiff(want, string(got)))
 	}
 }
 
 func TestSnapshotTextRoundTrip(t *testing.T) {
-	text, err := textTable().MarshalText()
+	text, err := MarshalSnapshot(textTable())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Snapshot
-	if err := back.UnmarshalText(text); err != nil {
+	back, err := UnmarshalSnapshot(text)
+	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := back.MarshalText()
+	again, err := MarshalSnapshot(back)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +108,7 @@ func TestSnapshotTextRoundTrip(t *testing.T) {
 	}
 	// Field by field: every service and destination comes back as it was,
 	// with the family filled in.
-	want := map[ServiceKey]ServiceSnapshot{}
+	want := map[ipvs.ServiceKey]ipvs.ServiceSnapshot{}
 	for _, s := range textTable().Services {
 		want[s.Key()] = s
 	}
@@ -119,9 +122,9 @@ func TestSnapshotTextRoundTrip(t *testing.T) {
 		if s.Service != ws {
 			t.Errorf("service:\n got %+v\nwant %+v", s.Service, ws)
 		}
-		wd := map[DestinationKey]Destination{}
+		wd := map[ipvs.DestinationKey]ipvs.Destination{}
 		for _, d := range w.Destinations {
-			d.Family = d.family()
+			d.Family = destFamily(d.Destination)
 			wd[d.Key()] = d.Destination
 		}
 		if len(s.Destinations) != len(wd) {
@@ -149,8 +152,7 @@ func TestSnapshotUnmarshalTextErrors(t *testing.T) {
 		{"-A -t 198.18.0.1:80 -s rr\n-a -t 198.18.0.1:80 -r 198.18.1.1:80 -m -w 70000 -x 1 -y 2\n", 2, ""},
 		{"-A -t 198.18.0.1:80 -s rr\n-a -t 198.18.0.1:80 -r 198.18.1.1:80 -m -w nine\n", 2, "weight"},
 	} {
-		var s Snapshot
-		err := s.UnmarshalText([]byte(c.text))
+		_, err := UnmarshalSnapshot([]byte(c.text))
 		var te *TextError
 		if !errors.As(err, &te) || !errors.Is(err, ErrText) {
 			t.Errorf("%q: want a *TextError wrapping ErrText, got %v", c.text, err)
@@ -167,17 +169,17 @@ func TestSnapshotUnmarshalTextErrors(t *testing.T) {
 
 func TestBatchTextRoundTrip(t *testing.T) {
 	a := netip.MustParseAddr
-	web := Service{Protocol: TCP, Addr: a("198.18.0.1"), Port: 80, Scheduler: "rr"}
-	fw := Service{FWMark: 9, Family: IPv4, Scheduler: "wlc", Persistence: Persistence{Timeout: 30 * time.Second}}
-	var b Batch
+	web := ipvs.Service{Protocol: ipvs.TCP, Addr: a("198.18.0.1"), Port: 80, Scheduler: "rr"}
+	fw := ipvs.Service{FWMark: 9, Family: ipvs.IPv4, Scheduler: "wlc", Persistence: ipvs.Persistence{Timeout: 30 * time.Second}}
+	var b ipvs.Batch
 	b.AddService(web)
-	b.AddDestination(web.Key(), Destination{Addr: a("198.18.1.1"), Port: 8080, Forward: Masq, Weight: 3,
+	b.AddDestination(web.Key(), ipvs.Destination{Addr: a("198.18.1.1"), Port: 8080, Forward: ipvs.Masq, Weight: 3,
 		UpperThreshold: 10, LowerThreshold: 5})
-	b.UpdateDestination(web.Key(), Destination{Addr: a("198.18.1.1"), Port: 8080, Forward: Masq, Weight: 7})
+	b.UpdateDestination(web.Key(), ipvs.Destination{Addr: a("198.18.1.1"), Port: 8080, Forward: ipvs.Masq, Weight: 7})
 	b.AddService(fw)
-	b.AddDestination(fw.Key(), Destination{Addr: a("198.18.1.2"), Forward: Route, Weight: 1})
-	b.UpdateService(Service{Protocol: TCP, Addr: a("198.18.0.1"), Port: 80, Scheduler: "wrr"})
-	b.DeleteDestination(web.Key(), DestinationKey{Addr: a("198.18.1.1"), Port: 8080})
+	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.1.2"), Forward: ipvs.Route, Weight: 1})
+	b.UpdateService(ipvs.Service{Protocol: ipvs.TCP, Addr: a("198.18.0.1"), Port: 80, Scheduler: "wrr"})
+	b.DeleteDestination(web.Key(), ipvs.DestinationKey{Addr: a("198.18.1.1"), Port: 8080})
 	b.DeleteService(fw.Key())
 	want := `-A -t 198.18.0.1:80 -s rr
 -a -t 198.18.0.1:80 -r 198.18.1.1:8080 -m -w 3 -x 10 -y 5
@@ -188,15 +190,15 @@ func TestBatchTextRoundTrip(t *testing.T) {
 -d -t 198.18.0.1:80 -r 198.18.1.1:8080
 -D -f 9
 `
-	got, err := b.MarshalText()
+	got, err := MarshalBatch(&b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != want {
-		t.Fatalf("MarshalText (-want +got):\n%s", lineDiff(want, string(got)))
+		t.Fatalf("MarshalBatch (-want +got):\n%s", lineDiff(want, string(got)))
 	}
-	var back Batch
-	if err := back.UnmarshalText(got); err != nil {
+	var back ipvs.Batch
+	if err := UnmarshalBatch(got, &back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Len() != b.Len() {
@@ -205,13 +207,14 @@ func TestBatchTextRoundTrip(t *testing.T) {
 	for i, op := range back.Ops() {
 		w := b.Ops()[i]
 		w.Service.Family = w.Service.Key().Family
-		if w.Kind != OpDeleteDestination && w.Kind != OpDeleteService {
-			w.Destination.Family = w.Destination.family()
+		if w.Kind != ipvs.OpDeleteDestination && w.Kind != ipvs.OpDeleteService {
+			w.Destination.Family = destFamily(w.Destination)
 		}
-		if w.Kind == OpAddService || w.Kind == OpUpdateService {
+		if w.Kind == ipvs.OpAddService || w.Kind == ipvs.OpUpdateService {
 			// service lines carry the whole service
 		} else {
-			w.Service = keyService(w.Service.Key())
+			k := w.Service.Key()
+			w.Service = ipvs.Service{Family: k.Family, Protocol: k.Protocol, Addr: k.Addr, Port: k.Port, FWMark: k.FWMark}
 		}
 		if !reflect.DeepEqual(op, w) {
 			t.Errorf("request %d:\n got %+v\nwant %+v", i, op, w)
@@ -220,14 +223,14 @@ func TestBatchTextRoundTrip(t *testing.T) {
 }
 
 func TestBatchUnmarshalTextLeavesBatchOnError(t *testing.T) {
-	var b Batch
-	b.AddService(Service{Protocol: TCP, Addr: netip.MustParseAddr("198.18.0.1"), Port: 80, Scheduler: "rr"})
-	err := b.UnmarshalText([]byte("ipvsadm -A -t 198.18.0.2:80\n-a -t 198.18.0.2:80 -r 198.18.1.1 -m -x 1 -y 9\n"))
+	var b ipvs.Batch
+	b.AddService(ipvs.Service{Protocol: ipvs.TCP, Addr: netip.MustParseAddr("198.18.0.1"), Port: 80, Scheduler: "rr"})
+	err := UnmarshalBatch([]byte("ipvsadm -A -t 198.18.0.2:80\n-a -t 198.18.0.2:80 -r 198.18.1.1 -m -x 1 -y 9\n"), &b)
 	var te *TextError
 	if !errors.As(err, &te) || te.Line != 2 {
 		t.Fatalf("want a *TextError on line 2, got %v", err)
 	}
-	var ve *ValidationError
+	var ve *ipvs.ValidationError
 	if !errors.As(err, &ve) || ve.Field != "Destination.LowerThreshold" {
 		t.Fatalf("want the ValidationError naming Destination.LowerThreshold inside, got %v", err)
 	}
@@ -255,4 +258,13 @@ func lineDiff(want, got string) string {
 		b.WriteString("- " + wl + "\n+ " + gl + "\n")
 	}
 	return b.String()
+}
+
+// destFamily is d's family as the kernel reports it: Family, or else the
+// address's.
+func destFamily(d ipvs.Destination) ipvs.Family {
+	if d.Family != 0 {
+		return d.Family
+	}
+	return inet.FamilyOf(d.Addr)
 }

@@ -1,4 +1,4 @@
-package ipvs
+package ipvsadm
 
 import (
 	"errors"
@@ -134,6 +134,23 @@ func TestTextLineErrorsNameTheField(t *testing.T) {
 		}
 		if te.Field != c.field || te.Value != c.value {
 			t.Errorf("%q: field %q value %q, want field %q value %q (%v)", c.in, te.Field, te.Value, c.field, c.value, err)
+		}
+	}
+}
+
+// ipvsadm text and Names are one implementation: flag-3 of an sh or mh
+// service is written beside the named flags, so the line reads back whole.
+func TestTextSchedFlagsUseNames(t *testing.T) {
+	for _, in := range []string{
+		"-A -t 198.18.0.4:82 -s sh -b sh-fallback,flag-3",
+		"-A -t 198.18.0.4:83 -s mh -b flag-3",
+	} {
+		l, err := parseTextLine(strings.Fields(in))
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if got := l.format(false); got != in {
+			t.Errorf("%q formats as %q", in, got)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package ipvs
+package ipvsadm
 
 import (
 	"io"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ipvskit/ipvskit/ipvs"
 )
 
 // TableFormat chooses the columns of a table that WriteTable renders: those
@@ -70,13 +72,13 @@ type TableOptions struct {
 	// (M), billions (G) or trillions (T), rounded down, as ipvsadm does.
 	Exact bool
 	// Info, when set, adds ipvsadm's first line, "IP Virtual Server
-	// version 1.2.1 (size=4096)", from the kernel's Info (Client.Info). A
-	// Snapshot does not carry it; without it the table starts at the
+	// version 1.2.1 (size=4096)", from the kernel's Info (ipvs.Client.Info).
+	// An ipvs.Snapshot does not carry it; without it the table starts at the
 	// column headings, as ipvsadm's listing of a single service does.
-	Info *Info
+	Info *ipvs.Info
 }
 
-// WriteTable writes s to w as `ipvsadm -Ln` lists the same table (with
+// WriteTable writes the table s to w as `ipvsadm -Ln` lists the same table (with
 // --stats, --rate, --thresholds, --persistent-conn or --exact as opts say),
 // byte for byte: the same headings, column widths, trailing spaces and
 // names (TCP, UDP, SCTP, FWM; Masq, Route, Tunnel, Local), IPv6 addresses
@@ -85,16 +87,16 @@ type TableOptions struct {
 // ipvsadm sorts them (its default, --sort), whatever their order in s.
 //
 // A value ipvsadm has no name for (a protocol other than TCP, UDP and
-// SCTP, a Bypass destination) is shown by its String method, upper-cased
+// SCTP, an ipvs.Bypass destination) is shown by its String method, upper-cased
 // for protocols; WriteTable only fails when w does.
-func (s Snapshot) WriteTable(w io.Writer, opts TableOptions) error {
-	_, err := w.Write(s.AppendTable(nil, opts))
+func WriteTable(w io.Writer, s ipvs.Snapshot, opts TableOptions) error {
+	_, err := w.Write(AppendTable(nil, s, opts))
 	return err
 }
 
 // AppendTable appends the table WriteTable writes to b and returns the
 // extended buffer.
-func (s Snapshot) AppendTable(b []byte, opts TableOptions) []byte {
+func AppendTable(b []byte, s ipvs.Snapshot, opts TableOptions) []byte {
 	t := tableWriter{b: b, exact: opts.Exact}
 	if opts.Info != nil {
 		t.str("IP Virtual Server version ")
@@ -105,11 +107,11 @@ func (s Snapshot) AppendTable(b []byte, opts TableOptions) []byte {
 	}
 	t.heading(opts.Format)
 	svcs := slices.Clone(s.Services)
-	slices.SortStableFunc(svcs, func(a, b ServiceSnapshot) int { return compareServicesList(a.Service, b.Service) })
+	slices.SortStableFunc(svcs, func(a, b ipvs.ServiceSnapshot) int { return compareServicesList(a.Service, b.Service) })
 	for _, ss := range svcs {
 		t.service(opts.Format, ss.ServiceInfo)
 		dests := slices.Clone(ss.Destinations)
-		slices.SortStableFunc(dests, func(a, b DestinationInfo) int { return compareDestinationsList(a.Destination, b.Destination) })
+		slices.SortStableFunc(dests, func(a, b ipvs.DestinationInfo) int { return compareDestinationsList(a.Destination, b.Destination) })
 		for _, d := range dests {
 			t.destination(opts.Format, d)
 		}
@@ -174,7 +176,7 @@ func (t *tableWriter) heading(f TableFormat) {
 }
 
 // service appends a service's line.
-func (t *tableWriter) service(f TableFormat, si ServiceInfo) {
+func (t *tableWriter) service(f TableFormat, si ipvs.ServiceInfo) {
 	name := serviceListName(si.Service)
 	switch f {
 	case TableStats:
@@ -192,7 +194,7 @@ func (t *tableWriter) service(f TableFormat, si ServiceInfo) {
 }
 
 // destination appends a destination's line.
-func (t *tableWriter) destination(f TableFormat, d DestinationInfo) {
+func (t *tableWriter) destination(f TableFormat, d ipvs.DestinationInfo) {
 	t.str("  -> ")
 	t.left(textAddrPort(d.Addr, d.Port), 28)
 	u := func(v uint32, width int) {
@@ -230,7 +232,7 @@ func (t *tableWriter) destination(f TableFormat, d DestinationInfo) {
 }
 
 // counters appends the five counters of --stats.
-func (t *tableWriter) counters(s Stats) {
+func (t *tableWriter) counters(s ipvs.Stats) {
 	for _, v := range []uint64{s.Connections, s.PacketsIn, s.PacketsOut, s.BytesIn, s.BytesOut} {
 		t.number(v)
 	}
@@ -239,7 +241,7 @@ func (t *tableWriter) counters(s Stats) {
 // rates appends the five rates of --rate. ipvsadm scales all five on a
 // service's line, but only the byte rates on a destination's: its
 // connection and packet rates are always printed in full there.
-func (t *tableWriter) rates(s Stats, service bool) {
+func (t *tableWriter) rates(s ipvs.Stats, service bool) {
 	for i, v := range []uint64{s.CPS, s.PPSIn, s.PPSOut, s.BPSIn, s.BPSOut} {
 		if !service && i < 3 {
 			t.str(" ")
@@ -275,11 +277,11 @@ func (t *tableWriter) number(v uint64) {
 
 // serviceListName is a service as ipvsadm -Ln names it: "TCP  198.18.0.1:80",
 // "SCTP [2001:db8::1]:80", "FWM  7", "FWM  7 IPv6".
-func serviceListName(s Service) string {
+func serviceListName(s ipvs.Service) string {
 	k := s.Key()
 	if k.FWMark != 0 {
 		name := "FWM  " + strconv.FormatInt(int64(int32(k.FWMark)), 10)
-		if k.Family == IPv6 {
+		if k.Family == ipvs.IPv6 {
 			name += " IPv6"
 		}
 		return name
@@ -295,16 +297,16 @@ func serviceListName(s Service) string {
 // scheduler, then scheduler flags in parentheses, "persistent T",
 // "mask M" (a dotted mask for IPv4, a prefix length for IPv6; left out when
 // it is the full length), "pe NAME" and "ops".
-func serviceListFlags(s Service) string {
+func serviceListFlags(s ipvs.Service) string {
 	var b strings.Builder
 	b.WriteString(s.Scheduler)
 	if f := uint32(s.SchedFlags & allSchedFlags); f != 0 {
-		b.WriteString(" (" + strings.Join(SchedFlags(f).Names(s.Scheduler), ",") + ")")
+		b.WriteString(" (" + strings.Join(ipvs.SchedFlags(f).Names(s.Scheduler), ",") + ")")
 	}
 	if p := s.Persistence; p.Timeout > 0 {
 		b.WriteString(" persistent ")
 		b.WriteString(strconv.FormatUint(uint64(uint32(p.Timeout/time.Second)), 10))
-		if s.Key().Family == IPv6 {
+		if s.Key().Family == ipvs.IPv6 {
 			if p.PrefixLen != 0 && p.PrefixLen < 128 {
 				b.WriteString(" mask " + strconv.Itoa(int(p.PrefixLen)))
 			}
@@ -325,15 +327,15 @@ func serviceListFlags(s Service) string {
 }
 
 // forwardListName is a forwarding method as ipvsadm -Ln names it.
-func forwardListName(m ForwardMethod) string {
+func forwardListName(m ipvs.ForwardMethod) string {
 	switch m {
-	case Masq:
+	case ipvs.Masq:
 		return "Masq"
-	case Local:
+	case ipvs.Local:
 		return "Local"
-	case Tunnel:
+	case ipvs.Tunnel:
 		return "Tunnel"
-	case Route:
+	case ipvs.Route:
 		return "Route"
 	}
 	return m.String()
@@ -342,23 +344,23 @@ func forwardListName(m ForwardMethod) string {
 // tunnelListInfo is a destination's tunnel as ipvsadm -Ln --tun-info shows
 // it. A tunnel with both checksum flags (which ipvsadm cannot set) shows as
 // "r+c".
-func tunnelListInfo(d Destination) string {
-	if d.Forward != Tunnel {
+func tunnelListInfo(d ipvs.Destination) string {
+	if d.Forward != ipvs.Tunnel {
 		return "n/a"
 	}
 	csum := "-c"
 	switch {
-	case d.TunnelFlags&TunnelRemCsum != 0:
+	case d.TunnelFlags&ipvs.TunnelRemCsum != 0:
 		csum = "r+c"
-	case d.TunnelFlags&TunnelCsum != 0:
+	case d.TunnelFlags&ipvs.TunnelCsum != 0:
 		csum = "+c"
 	}
 	switch d.TunnelType {
-	case IPIP:
+	case ipvs.IPIP:
 		return "ipip"
-	case GUE:
+	case ipvs.GUE:
 		return "gue:" + strconv.Itoa(int(d.TunnelPort)) + ":" + csum
-	case GRE:
+	case ipvs.GRE:
 		return "gre:" + csum
 	}
 	return d.TunnelType.String()

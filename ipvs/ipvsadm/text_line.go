@@ -1,4 +1,4 @@
-package ipvs
+package ipvsadm
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ipvskit/ipvskit/inet"
+	"github.com/ipvskit/ipvskit/ipvs"
 )
 
 // This file is the line layer of the ipvsadm text format: one ipvsadm
@@ -314,14 +315,15 @@ func (l *textLine) readNetmask(v6 bool) *TextError {
 
 func (l *textLine) readSchedFlags() *TextError {
 	for _, f := range strings.Split(l.flagsRaw, ",") {
-		n, ok := lookupSchedFlag(f)
+		bit, err := ipvs.ParseSchedFlags(l.sched, f)
 		switch {
-		case !ok:
-			return textErr("sched-flags", f, "unknown scheduler flag")
-		case n.sched != "" && n.sched != l.sched:
+		case err == nil:
+			l.schedFlags |= uint32(bit)
+		case slices.Contains(ipvs.SchedFlagNames("sh"), f) || slices.Contains(ipvs.SchedFlagNames("mh"), f):
 			return textErr("sched-flags", f, "not a flag of the %s scheduler", l.sched)
+		default:
+			return textErr("sched-flags", f, "unknown scheduler flag")
 		}
-		l.schedFlags |= uint32(n.bit)
 	}
 	return nil
 }

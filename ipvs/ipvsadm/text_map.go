@@ -1,4 +1,4 @@
-package ipvs
+package ipvsadm
 
 import (
 	"cmp"
@@ -7,20 +7,22 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/ipvskit/ipvskit/ipvs"
+
 	"github.com/ipvskit/ipvskit/inet"
 )
 
-// This file maps ipvsadm text lines to and from Service and Destination.
+// This file maps ipvsadm text lines to and from ipvs.Service and ipvs.Destination.
 
 // serviceLine is the line of command cmd ('A', 'E' or 'D') for s.
-func serviceLine(cmd byte, s Service) (*textLine, error) {
+func serviceLine(cmd byte, s ipvs.Service) (*textLine, error) {
 	l := &textLine{cmd: cmd, sched: s.Scheduler, pe: s.PersistenceEngine, ops: s.OnePacket}
 	fam := s.Key().Family
 	if s.FWMark != 0 {
-		l.fwmark, l.ipv6 = s.FWMark, fam == IPv6
+		l.fwmark, l.ipv6 = s.FWMark, fam == ipvs.IPv6
 	} else {
 		switch s.Protocol {
-		case TCP, UDP, SCTP:
+		case ipvs.TCP, ipvs.UDP, ipvs.SCTP:
 		default:
 			return nil, fmt.Errorf("ipvs text: service %v: protocol %d has no ipvsadm form", s, s.Protocol)
 		}
@@ -37,7 +39,7 @@ func serviceLine(cmd byte, s Service) (*textLine, error) {
 	}
 	l.schedFlags = uint32(s.SchedFlags & allSchedFlags)
 	full := uint8(32)
-	if fam == IPv6 {
+	if fam == ipvs.IPv6 {
 		full = 128
 	}
 	if p := s.Persistence; p.Timeout > 0 {
@@ -47,12 +49,12 @@ func serviceLine(cmd byte, s Service) (*textLine, error) {
 		if plen == 0 || plen > full {
 			plen = full
 		}
-		if fam == IPv6 {
+		if fam == ipvs.IPv6 {
 			l.netmask = uint32(plen)
 		} else {
 			l.netmask = ^uint32(0) << (32 - plen)
 		}
-	} else if fam == IPv6 {
+	} else if fam == ipvs.IPv6 {
 		l.netmask = 128
 	} else {
 		l.netmask = 0xffffffff
@@ -61,7 +63,7 @@ func serviceLine(cmd byte, s Service) (*textLine, error) {
 }
 
 // destLine is the line of command cmd ('a', 'e' or 'd') for d in s.
-func destLine(cmd byte, s Service, d Destination) (*textLine, error) {
+func destLine(cmd byte, s ipvs.Service, d ipvs.Destination) (*textLine, error) {
 	l, err := serviceLine('D', s)
 	if err != nil {
 		return nil, err
@@ -75,29 +77,29 @@ func destLine(cmd byte, s Service, d Destination) (*textLine, error) {
 		return l, nil
 	}
 	switch d.Forward {
-	case Masq:
+	case ipvs.Masq:
 		l.fwd = 'm'
-	case Route, Local: // ipvsadm prints -g for both; the kernel decides local
+	case ipvs.Route, ipvs.Local: // ipvsadm prints -g for both; the kernel decides local
 		l.fwd = 'g'
-	case Tunnel:
+	case ipvs.Tunnel:
 		l.fwd = 'i'
 		switch d.TunnelType {
-		case IPIP:
+		case ipvs.IPIP:
 			l.tunType = "ipip"
-		case GUE:
+		case ipvs.GUE:
 			l.tunType, l.tunPort = "gue", d.TunnelPort
-		case GRE:
+		case ipvs.GRE:
 			l.tunType = "gre"
 		default:
 			return nil, fmt.Errorf("ipvs text: destination %v of %v: tunnel type %v has no ipvsadm form", d, s, d.TunnelType)
 		}
-		if d.TunnelType != IPIP {
+		if d.TunnelType != ipvs.IPIP {
 			switch d.TunnelFlags {
-			case TunnelNoCsum:
+			case ipvs.TunnelNoCsum:
 				l.tunCsum = "nocsum"
-			case TunnelCsum:
+			case ipvs.TunnelCsum:
 				l.tunCsum = "csum"
-			case TunnelRemCsum:
+			case ipvs.TunnelRemCsum:
 				l.tunCsum = "remcsum"
 			default:
 				return nil, fmt.Errorf("ipvs text: destination %v of %v: tunnel flags %v have no ipvsadm form", d, s, d.TunnelFlags)
@@ -111,27 +113,27 @@ func destLine(cmd byte, s Service, d Destination) (*textLine, error) {
 	return l, nil
 }
 
-// service is the Service a parsed line names (all of it for 'A' and 'E').
-func (l *textLine) service() (Service, *TextError) {
-	var s Service
+// service is the ipvs.Service a parsed line names (all of it for 'A' and 'E').
+func (l *textLine) service() (ipvs.Service, *TextError) {
+	var s ipvs.Service
 	if l.fwmark != 0 {
-		s.FWMark, s.Family = l.fwmark, IPv4
+		s.FWMark, s.Family = l.fwmark, ipvs.IPv4
 		if l.ipv6 {
-			s.Family = IPv6
+			s.Family = ipvs.IPv6
 		}
 	} else {
-		s.Protocol, s.Addr, s.Port, s.Family = Protocol(l.proto), l.addr, l.port, inet.FamilyOf(l.addr)
+		s.Protocol, s.Addr, s.Port, s.Family = ipvs.Protocol(l.proto), l.addr, l.port, inet.FamilyOf(l.addr)
 	}
 	if l.cmd != 'A' && l.cmd != 'E' {
 		return s, nil
 	}
 	s.Scheduler = l.sched
-	s.SchedFlags = SchedFlags(l.schedFlags)
+	s.SchedFlags = ipvs.SchedFlags(l.schedFlags)
 	s.OnePacket = l.ops
 	s.PersistenceEngine = l.pe
 	if l.persistent {
 		s.Persistence.Timeout = time.Duration(l.timeout) * time.Second
-		if s.Family == IPv6 {
+		if s.Family == ipvs.IPv6 {
 			if l.netmask != 128 {
 				s.Persistence.PrefixLen = uint8(l.netmask)
 			}
@@ -149,32 +151,32 @@ func (l *textLine) service() (Service, *TextError) {
 }
 
 // destination is the Destination a parsed 'a', 'e' or 'd' line names.
-func (l *textLine) destination() Destination {
-	d := Destination{Addr: l.daddr, Port: l.dport, Family: inet.FamilyOf(l.daddr)}
+func (l *textLine) destination() ipvs.Destination {
+	d := ipvs.Destination{Addr: l.daddr, Port: l.dport, Family: inet.FamilyOf(l.daddr)}
 	if l.cmd == 'd' {
 		return d
 	}
 	switch l.fwd {
 	case 'm':
-		d.Forward = Masq
+		d.Forward = ipvs.Masq
 	case 'i':
-		d.Forward = Tunnel
+		d.Forward = ipvs.Tunnel
 	default:
-		d.Forward = Route
+		d.Forward = ipvs.Route
 	}
 	d.Weight = uint32(l.weight)
 	d.UpperThreshold, d.LowerThreshold = l.uthresh, l.lthresh
 	switch l.tunType {
 	case "gue":
-		d.TunnelType, d.TunnelPort = GUE, l.tunPort
+		d.TunnelType, d.TunnelPort = ipvs.GUE, l.tunPort
 	case "gre":
-		d.TunnelType = GRE
+		d.TunnelType = ipvs.GRE
 	}
 	switch l.tunCsum {
 	case "csum":
-		d.TunnelFlags = TunnelCsum
+		d.TunnelFlags = ipvs.TunnelCsum
 	case "remcsum":
-		d.TunnelFlags = TunnelRemCsum
+		d.TunnelFlags = ipvs.TunnelRemCsum
 	}
 	return d
 }
@@ -184,7 +186,7 @@ func (l *textLine) destination() Destination {
 // TCP, UDP, SCTP, then address and port. (ipvsadm compares addresses by
 // subtracting them as 32-bit ints, which misorders addresses more than 2^31
 // apart; this is the order it means.)
-func compareServicesText(a, b Service) int {
+func compareServicesText(a, b ipvs.Service) int {
 	ka, kb := a.Key(), b.Key()
 	return cmp.Or(
 		cmp.Compare(ka.FWMark, kb.FWMark),
@@ -197,6 +199,9 @@ func compareServicesText(a, b Service) int {
 
 // compareDestinationsText orders a service's destinations as ipvsadm -S
 // lists them: by address, then port.
-func compareDestinationsText(a, b Destination) int {
+func compareDestinationsText(a, b ipvs.Destination) int {
 	return cmp.Or(a.Addr.Compare(b.Addr), cmp.Compare(a.Port, b.Port))
 }
+
+// allSchedFlags are the three flags a scheduler can be given.
+const allSchedFlags = ipvs.SchedFlag1 | ipvs.SchedFlag2 | ipvs.SchedFlag3

@@ -1,8 +1,10 @@
-package ipvs
+package ipvsadm
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/ipvskit/ipvskit/ipvs"
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
@@ -20,13 +22,13 @@ func TestIntegrationTableMatchesIpvsadm(t *testing.T) {
 		"-a -t 198.18.0.50:80 -r 198.18.1.50:80 -m -w 3",
 		"-a -t 198.18.0.50:80 -r 198.18.1.51:80 -g -w 0",
 	)
-	c, err := New(&Config{NetNS: ns.Handle()})
+	c, err := ipvs.New(&ipvs.Config{NetNS: ns.Handle()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	ctx := t.Context()
-	var b Batch
+	var b ipvs.Batch
 	tunnels, _ := tunnelTable()
 	tunnels.Services[0].Addr = mustAddr("198.18.0.60") // listedTable has 198.18.0.4:80
 	for _, s := range append(listedTable().Services, tunnels.Services...) {
@@ -64,7 +66,7 @@ func TestIntegrationTableMatchesIpvsadm(t *testing.T) {
 		{[]string{"-Ln", "--tun-info"}, TableOptions{Info: &info, Format: TableTunnelInfo}},
 	} {
 		theirs := ns.Exec(t, "ipvsadm", tc.args...)
-		ours := string(snap.AppendTable(nil, tc.opts))
+		ours := string(AppendTable(nil, snap, tc.opts))
 		if ours != theirs {
 			t.Errorf("WriteTable(%v, exact %v) vs ipvsadm %v (-ipvsadm +ours):\n%s",
 				tc.opts.Format, tc.opts.Exact, tc.args, lineDiff(theirs, ours))
@@ -74,7 +76,7 @@ func TestIntegrationTableMatchesIpvsadm(t *testing.T) {
 	want := "TCP  198.18.0.50:80 wlc\n" +
 		"  -> 198.18.1.50:80               Masq    3      0          0         \n" +
 		"  -> 198.18.1.51:80               Route   0      0          0         \n"
-	if got := string(snap.AppendTable(nil, TableOptions{})); !strings.Contains(got, want) {
+	if got := string(AppendTable(nil, snap, TableOptions{})); !strings.Contains(got, want) {
 		t.Errorf("the neighbour's service is not listed as\n%s\nin\n%s", want, got)
 	}
 }

@@ -1,4 +1,4 @@
-package ipvs
+package ipvsadm
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ipvskit/ipvskit/ipvs"
+
 	"github.com/ipvskit/ipvskit/inet"
 )
 
@@ -16,102 +18,102 @@ import (
 // into testdata/table (in a VM, after UDP traffic to three of the
 // services), in an order of our own: reversed from the kernel's, so that
 // the sorting shows.
-func listedTable() Snapshot {
+func listedTable() ipvs.Snapshot {
 	v4, v6 := mustAddr, mustAddr
-	svc := func(s Service, dests ...DestinationInfo) ServiceSnapshot {
-		return ServiceSnapshot{ServiceInfo: ServiceInfo{Service: s}, Destinations: dests}
+	svc := func(s ipvs.Service, dests ...ipvs.DestinationInfo) ipvs.ServiceSnapshot {
+		return ipvs.ServiceSnapshot{ServiceInfo: ipvs.ServiceInfo{Service: s}, Destinations: dests}
 	}
-	dest := func(addr string, port uint16, fwd ForwardMethod, weight uint32) DestinationInfo {
-		return DestinationInfo{Destination: Destination{Addr: mustAddr(addr), Port: port, Forward: fwd, Weight: weight}}
+	dest := func(addr string, port uint16, fwd ipvs.ForwardMethod, weight uint32) ipvs.DestinationInfo {
+		return ipvs.DestinationInfo{Destination: ipvs.Destination{Addr: mustAddr(addr), Port: port, Forward: fwd, Weight: weight}}
 	}
-	tun := func(addr string, weight uint32, tt TunnelType, port uint16, flags TunnelFlags) DestinationInfo {
-		d := dest(addr, 80, Tunnel, weight)
+	tun := func(addr string, weight uint32, tt ipvs.TunnelType, port uint16, flags ipvs.TunnelFlags) ipvs.DestinationInfo {
+		d := dest(addr, 80, ipvs.Tunnel, weight)
 		d.TunnelType, d.TunnelPort, d.TunnelFlags = tt, port, flags
 		return d
 	}
-	counted := func(s ServiceSnapshot, st Stats) ServiceSnapshot {
+	counted := func(s ipvs.ServiceSnapshot, st ipvs.Stats) ipvs.ServiceSnapshot {
 		s.Stats = st
 		for i := range s.Destinations {
 			s.Destinations[i].Stats = st
 		}
 		return s
 	}
-	persist := func(secs int, plen uint8) Persistence {
-		return Persistence{Timeout: time.Duration(secs) * time.Second, PrefixLen: plen}
+	persist := func(secs int, plen uint8) ipvs.Persistence {
+		return ipvs.Persistence{Timeout: time.Duration(secs) * time.Second, PrefixLen: plen}
 	}
-	thresholds := func(d DestinationInfo, upper, lower uint32) DestinationInfo {
+	thresholds := func(d ipvs.DestinationInfo, upper, lower uint32) ipvs.DestinationInfo {
 		d.UpperThreshold, d.LowerThreshold = upper, lower
 		return d
 	}
-	tcp := func(addr string, port uint16, sched string) Service {
-		return Service{Protocol: TCP, Addr: v4(addr), Port: port, Scheduler: sched}
+	tcp := func(addr string, port uint16, sched string) ipvs.Service {
+		return ipvs.Service{Protocol: ipvs.TCP, Addr: v4(addr), Port: port, Scheduler: sched}
 	}
-	udp := func(addr string, port uint16, sched string) Service {
-		return Service{Protocol: UDP, Addr: v4(addr), Port: port, Scheduler: sched}
+	udp := func(addr string, port uint16, sched string) ipvs.Service {
+		return ipvs.Service{Protocol: ipvs.UDP, Addr: v4(addr), Port: port, Scheduler: sched}
 	}
-	withFlags := func(s Service, f SchedFlags) Service { s.SchedFlags = f; return s }
-	withPersist := func(s Service, p Persistence) Service { s.Persistence = p; return s }
+	withFlags := func(s ipvs.Service, f ipvs.SchedFlags) ipvs.Service { s.SchedFlags = f; return s }
+	withPersist := func(s ipvs.Service, p ipvs.Persistence) ipvs.Service { s.Persistence = p; return s }
 
-	sctp := Service{Protocol: SCTP, Addr: v4("198.18.0.3"), Port: 3868, Scheduler: "rr"}
+	sctp := ipvs.Service{Protocol: ipvs.SCTP, Addr: v4("198.18.0.3"), Port: 3868, Scheduler: "rr"}
 	ops := udp("198.18.0.2", 53, "lc")
 	ops.OnePacket, ops.Persistence = true, persist(300, 24)
 	sip := withPersist(udp("198.18.0.5", 5060, "rr"), persist(60, 0))
 	sip.PersistenceEngine = "sip"
 	ops9 := udp("198.18.0.9", 53, "rr")
 	ops9.OnePacket = true
-	v6svc := func(addr string, port uint16, sched string, p Persistence) Service {
-		return Service{Protocol: TCP, Addr: v6(addr), Port: port, Scheduler: sched, Persistence: p}
+	v6svc := func(addr string, port uint16, sched string, p ipvs.Persistence) ipvs.Service {
+		return ipvs.Service{Protocol: ipvs.TCP, Addr: v6(addr), Port: port, Scheduler: sched, Persistence: p}
 	}
 
-	kernelOrder := []ServiceSnapshot{
+	kernelOrder := []ipvs.ServiceSnapshot{
 		svc(withPersist(tcp("198.18.0.6", 0, "rr"), persist(360, 0))),
 		svc(v6svc("2001:db8::1", 443, "wlc", persist(600, 64)),
-			dest("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", 65535, Masq, 3),
-			dest("2001:db8:1::1", 443, Route, 3)),
+			dest("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", 65535, ipvs.Masq, 3),
+			dest("2001:db8:1::1", 443, ipvs.Route, 3)),
 		svc(tcp("198.18.0.12", 3, "fo")),
 		svc(tcp("198.18.0.12", 65535, "ovf")),
 		svc(tcp("198.18.0.12", 1, "lblcr")),
-		svc(ops, dest("198.18.1.3", 53, Masq, 1)),
-		counted(svc(ops9, dest("198.18.200.2", 53, Masq, 1)),
-			Stats{Connections: 143457, PacketsIn: 143457, BytesIn: 4220252, CPS: 2039, PPSIn: 2039, BPSIn: 59147}),
-		counted(svc(udp("198.18.0.10", 53, "rr"), dest("198.18.200.3", 53, Masq, 1)),
-			Stats{Connections: 1, PacketsIn: 2000, BytesIn: 120056000, BPSIn: 18112}),
-		counted(svc(udp("198.18.0.11", 53, "rr"), dest("198.18.200.4", 53, Masq, 1)),
-			Stats{Connections: 1, PacketsIn: 20000, BytesIn: 1200560000, PPSIn: 14, BPSIn: 838016}),
-		svc(withFlags(tcp("198.18.0.7", 81, "rr"), SchedFlag1|SchedFlag2|SchedFlag3)),
-		svc(withFlags(tcp("198.18.0.4", 80, "mh"), MHFallback|MHPort),
-			tun("198.18.1.8", 1, IPIP, 0, 0),
-			tun("198.18.1.7", 1, GRE, 0, TunnelCsum),
-			tun("198.18.1.6", 1, GUE, 6080, TunnelCsum),
-			tun("198.18.1.9", 2, GUE, 6081, TunnelRemCsum)),
-		svc(withFlags(tcp("198.18.0.7", 82, "rr"), SchedFlag2)),
+		svc(ops, dest("198.18.1.3", 53, ipvs.Masq, 1)),
+		counted(svc(ops9, dest("198.18.200.2", 53, ipvs.Masq, 1)),
+			ipvs.Stats{Connections: 143457, PacketsIn: 143457, BytesIn: 4220252, CPS: 2039, PPSIn: 2039, BPSIn: 59147}),
+		counted(svc(udp("198.18.0.10", 53, "rr"), dest("198.18.200.3", 53, ipvs.Masq, 1)),
+			ipvs.Stats{Connections: 1, PacketsIn: 2000, BytesIn: 120056000, BPSIn: 18112}),
+		counted(svc(udp("198.18.0.11", 53, "rr"), dest("198.18.200.4", 53, ipvs.Masq, 1)),
+			ipvs.Stats{Connections: 1, PacketsIn: 20000, BytesIn: 1200560000, PPSIn: 14, BPSIn: 838016}),
+		svc(withFlags(tcp("198.18.0.7", 81, "rr"), ipvs.SchedFlag1|ipvs.SchedFlag2|ipvs.SchedFlag3)),
+		svc(withFlags(tcp("198.18.0.4", 80, "mh"), ipvs.MHFallback|ipvs.MHPort),
+			tun("198.18.1.8", 1, ipvs.IPIP, 0, 0),
+			tun("198.18.1.7", 1, ipvs.GRE, 0, ipvs.TunnelCsum),
+			tun("198.18.1.6", 1, ipvs.GUE, 6080, ipvs.TunnelCsum),
+			tun("198.18.1.9", 2, ipvs.GUE, 6081, ipvs.TunnelRemCsum)),
+		svc(withFlags(tcp("198.18.0.7", 82, "rr"), ipvs.SchedFlag2)),
 		svc(tcp("198.18.0.1", 80, "rr"),
-			thresholds(dest("198.18.1.10", 8080, Masq, 2147483647), 7, 0),
-			dest("198.18.200.1", 80, Route, 1),
-			dest("198.18.1.1", 8080, Masq, 1),
-			thresholds(dest("198.18.1.2", 8080, Masq, 5), 100, 50)),
-		svc(withFlags(tcp("198.18.0.8", 82, "sh"), SHPort)),
-		svc(withFlags(tcp("198.18.0.8", 83, "mh"), MHFallback)),
-		svc(sctp, dest("198.18.1.5", 3868, Route, 0)),
-		svc(sip, dest("198.18.1.11", 5060, Masq, 1)),
+			thresholds(dest("198.18.1.10", 8080, ipvs.Masq, 2147483647), 7, 0),
+			dest("198.18.200.1", 80, ipvs.Route, 1),
+			dest("198.18.1.1", 8080, ipvs.Masq, 1),
+			thresholds(dest("198.18.1.2", 8080, ipvs.Masq, 5), 100, 50)),
+		svc(withFlags(tcp("198.18.0.8", 82, "sh"), ipvs.SHPort)),
+		svc(withFlags(tcp("198.18.0.8", 83, "mh"), ipvs.MHFallback)),
+		svc(sctp, dest("198.18.1.5", 3868, ipvs.Route, 0)),
+		svc(sip, dest("198.18.1.11", 5060, ipvs.Masq, 1)),
 		svc(v6svc("2001:db8::2", 80, "rr", persist(30, 0))),
 		svc(v6svc("2001:db8::3", 80, "rr", persist(30, 128))),
-		svc(Service{FWMark: 7, Family: IPv4, Scheduler: "wrr"}, dest("198.18.1.4", 0, Route, 2)),
-		svc(Service{FWMark: 8, Family: IPv4, Scheduler: "sh", SchedFlags: SHPort}),
-		svc(Service{FWMark: 8, Family: IPv6, Scheduler: "sh", SchedFlags: SHFallback | SHPort},
-			dest("2001:db8:1::2", 0, Route, 1)),
-		svc(Service{FWMark: 0xffffffff, Family: IPv4, Scheduler: "wrr", Persistence: persist(10, 16)}),
+		svc(ipvs.Service{FWMark: 7, Family: ipvs.IPv4, Scheduler: "wrr"}, dest("198.18.1.4", 0, ipvs.Route, 2)),
+		svc(ipvs.Service{FWMark: 8, Family: ipvs.IPv4, Scheduler: "sh", SchedFlags: ipvs.SHPort}),
+		svc(ipvs.Service{FWMark: 8, Family: ipvs.IPv6, Scheduler: "sh", SchedFlags: ipvs.SHFallback | ipvs.SHPort},
+			dest("2001:db8:1::2", 0, ipvs.Route, 1)),
+		svc(ipvs.Service{FWMark: 0xffffffff, Family: ipvs.IPv4, Scheduler: "wrr", Persistence: persist(10, 16)}),
 	}
 	slices.Reverse(kernelOrder)
 	for _, s := range kernelOrder {
 		slices.Reverse(s.Destinations)
 	}
-	return Snapshot{Services: kernelOrder}
+	return ipvs.Snapshot{Services: kernelOrder}
 }
 
 // TestTableGolden: each listing of listedTable is what ipvsadm printed.
 func TestTableGolden(t *testing.T) {
-	info := &Info{Version: 0x010201, ConnTableSize: 4096}
+	info := &ipvs.Info{Version: 0x010201, ConnTableSize: 4096}
 	for _, tc := range []struct {
 		file string
 		opts TableOptions
@@ -130,7 +132,7 @@ func TestTableGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var b strings.Builder
-			if err := listedTable().WriteTable(&b, tc.opts); err != nil {
+			if err := WriteTable(&b, listedTable(), tc.opts); err != nil {
 				t.Fatal(err)
 			}
 			if got := b.String(); got != string(want) {
@@ -146,7 +148,7 @@ func TestTableEmpty(t *testing.T) {
 		opts TableOptions
 		want string
 	}{
-		{TableOptions{Info: &Info{Version: 0x010201, ConnTableSize: 1 << 20}},
+		{TableOptions{Info: &ipvs.Info{Version: 0x010201, ConnTableSize: 1 << 20}},
 			"IP Virtual Server version 1.2.1 (size=1048576)\n" +
 				"Prot LocalAddress:Port Scheduler Flags\n" +
 				"  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n"},
@@ -163,7 +165,7 @@ func TestTableEmpty(t *testing.T) {
 			"Prot LocalAddress:Port            Weight    PersistConn ActiveConn InActConn \n" +
 				"  -> RemoteAddress:Port\n"},
 	} {
-		if got := string(Snapshot{}.AppendTable(nil, tc.opts)); got != tc.want {
+		if got := string(AppendTable(nil, ipvs.Snapshot{}, tc.opts)); got != tc.want {
 			t.Errorf("AppendTable(%+v) (-want +got):\n%s", tc.opts, lineDiff(tc.want, got))
 		}
 	}
@@ -174,16 +176,16 @@ func TestTableEmpty(t *testing.T) {
 // 10^9, M below 10^11, G below 10^14, T beyond), and in full with Exact;
 // a destination's connection and packet rates are never scaled.
 func TestTableNumbers(t *testing.T) {
-	st := func(v uint64) Stats {
-		return Stats{Connections: v, PacketsIn: v, PacketsOut: v, BytesIn: v, BytesOut: v,
+	st := func(v uint64) ipvs.Stats {
+		return ipvs.Stats{Connections: v, PacketsIn: v, PacketsOut: v, BytesIn: v, BytesOut: v,
 			CPS: v, PPSIn: v, PPSOut: v, BPSIn: v, BPSOut: v}
 	}
-	var snap Snapshot
+	var snap ipvs.Snapshot
 	for i, v := range []uint64{99_999_999, 100_000_000, 999_999_999, 1_000_000_000,
 		99_999_999_999, 100_000_000_000, 99_999_999_999_999, 100_000_000_000_000, 1<<64 - 1} {
-		snap.Services = append(snap.Services, ServiceSnapshot{
-			ServiceInfo:  ServiceInfo{Service: Service{Protocol: TCP, Addr: mustAddr("198.18.0.1"), Port: uint16(i + 1), Scheduler: "rr"}, Stats: st(v)},
-			Destinations: []DestinationInfo{{Destination: Destination{Addr: mustAddr("198.18.1.1"), Port: 80, Forward: Local, Weight: 1}, Stats: st(v)}},
+		snap.Services = append(snap.Services, ipvs.ServiceSnapshot{
+			ServiceInfo:  ipvs.ServiceInfo{Service: ipvs.Service{Protocol: ipvs.TCP, Addr: mustAddr("198.18.0.1"), Port: uint16(i + 1), Scheduler: "rr"}, Stats: st(v)},
+			Destinations: []ipvs.DestinationInfo{{Destination: ipvs.Destination{Addr: mustAddr("198.18.1.1"), Port: 80, Forward: ipvs.Local, Weight: 1}, Stats: st(v)}},
 		})
 	}
 	head := func(cols string) string { return "Prot LocalAddress:Port     " + cols + "\n  -> RemoteAddress:Port\n" }
@@ -217,7 +219,7 @@ func TestTableNumbers(t *testing.T) {
 		{TableOptions{Format: TableRate}, rates},
 		{TableOptions{Format: TableRate, Exact: true}, ratesExact},
 	} {
-		if got := string(snap.AppendTable(nil, tc.opts)); got != tc.want {
+		if got := string(AppendTable(nil, snap, tc.opts)); got != tc.want {
 			t.Errorf("AppendTable(%+v) (-want +got):\n%s", tc.opts, lineDiff(tc.want, got))
 		}
 	}
@@ -225,14 +227,14 @@ func TestTableNumbers(t *testing.T) {
 
 // TestTableNames: what ipvsadm names and what it does not.
 func TestTableNames(t *testing.T) {
-	snap := Snapshot{Services: []ServiceSnapshot{
-		{ServiceInfo: ServiceInfo{Service: Service{Protocol: inet.UDPLite, Addr: mustAddr("198.18.0.1"), Port: 5, Scheduler: "rr"}},
-			Destinations: []DestinationInfo{
-				{Destination: Destination{Addr: mustAddr("198.18.1.1"), Port: 5, Forward: Bypass, Weight: 1}},
-				{Destination: Destination{Addr: mustAddr("198.18.1.2"), Port: 5, Forward: Local, Weight: 1}},
+	snap := ipvs.Snapshot{Services: []ipvs.ServiceSnapshot{
+		{ServiceInfo: ipvs.ServiceInfo{Service: ipvs.Service{Protocol: inet.UDPLite, Addr: mustAddr("198.18.0.1"), Port: 5, Scheduler: "rr"}},
+			Destinations: []ipvs.DestinationInfo{
+				{Destination: ipvs.Destination{Addr: mustAddr("198.18.1.1"), Port: 5, Forward: ipvs.Bypass, Weight: 1}},
+				{Destination: ipvs.Destination{Addr: mustAddr("198.18.1.2"), Port: 5, Forward: ipvs.Local, Weight: 1}},
 			}},
-		{ServiceInfo: ServiceInfo{Service: Service{Protocol: SCTP, Addr: mustAddr("2001:db8::1"), Port: 9, Scheduler: "sh",
-			Persistence: Persistence{Timeout: time.Hour, PrefixLen: 48}, SchedFlags: SHFallback}}},
+		{ServiceInfo: ipvs.ServiceInfo{Service: ipvs.Service{Protocol: ipvs.SCTP, Addr: mustAddr("2001:db8::1"), Port: 9, Scheduler: "sh",
+			Persistence: ipvs.Persistence{Timeout: time.Hour, PrefixLen: 48}, SchedFlags: ipvs.SHFallback}}},
 	}}
 	want := "Prot LocalAddress:Port Scheduler Flags\n" +
 		"  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n" +
@@ -240,27 +242,27 @@ func TestTableNames(t *testing.T) {
 		"  -> 198.18.1.1:5                 bypass  1      0          0         \n" +
 		"  -> 198.18.1.2:5                 Local   1      0          0         \n" +
 		"SCTP [2001:db8::1]:9 sh (sh-fallback) persistent 3600 mask 48\n"
-	if got := string(snap.AppendTable(nil, TableOptions{})); got != want {
+	if got := string(AppendTable(nil, snap, TableOptions{})); got != want {
 		t.Errorf("AppendTable (-want +got):\n%s", lineDiff(want, got))
 	}
 }
 
 // tunnelTable is a service whose tunnels have no checksum, or the longest
 // GUE port, and ipvsadm -Ln --tun-info's listing of it (seen in the VM).
-func tunnelTable() (Snapshot, string) {
-	tun := func(addr string, tt TunnelType, port uint16, flags TunnelFlags) DestinationInfo {
-		return DestinationInfo{Destination: Destination{Addr: mustAddr(addr), Port: 80, Forward: Tunnel, Weight: 1,
+func tunnelTable() (ipvs.Snapshot, string) {
+	tun := func(addr string, tt ipvs.TunnelType, port uint16, flags ipvs.TunnelFlags) ipvs.DestinationInfo {
+		return ipvs.DestinationInfo{Destination: ipvs.Destination{Addr: mustAddr(addr), Port: 80, Forward: ipvs.Tunnel, Weight: 1,
 			TunnelType: tt, TunnelPort: port, TunnelFlags: flags}}
 	}
-	snap := Snapshot{Services: []ServiceSnapshot{{
-		ServiceInfo: ServiceInfo{Service: Service{Protocol: TCP, Addr: mustAddr("198.18.0.4"), Port: 80, Scheduler: "rr"}},
-		Destinations: []DestinationInfo{
-			tun("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", GUE, 65535, TunnelRemCsum),
-			{Destination: Destination{Addr: mustAddr("198.18.1.6"), Port: 80, Weight: 1}},
-			tun("198.18.1.5", IPIP, 0, 0),
-			tun("198.18.1.4", GUE, 65535, 0),
-			tun("198.18.1.2", GRE, 0, 0),
-			tun("198.18.1.1", GUE, 6080, 0),
+	snap := ipvs.Snapshot{Services: []ipvs.ServiceSnapshot{{
+		ServiceInfo: ipvs.ServiceInfo{Service: ipvs.Service{Protocol: ipvs.TCP, Addr: mustAddr("198.18.0.4"), Port: 80, Scheduler: "rr"}},
+		Destinations: []ipvs.DestinationInfo{
+			tun("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", ipvs.GUE, 65535, ipvs.TunnelRemCsum),
+			{Destination: ipvs.Destination{Addr: mustAddr("198.18.1.6"), Port: 80, Weight: 1}},
+			tun("198.18.1.5", ipvs.IPIP, 0, 0),
+			tun("198.18.1.4", ipvs.GUE, 65535, 0),
+			tun("198.18.1.2", ipvs.GRE, 0, 0),
+			tun("198.18.1.1", ipvs.GUE, 6080, 0),
 		},
 	}}}
 	return snap, "Prot LocalAddress:Port Scheduler Flags\n" +
@@ -276,7 +278,7 @@ func tunnelTable() (Snapshot, string) {
 
 func TestTableTunnels(t *testing.T) {
 	snap, want := tunnelTable()
-	if got := string(snap.AppendTable(nil, TableOptions{Format: TableTunnelInfo})); got != want {
+	if got := string(AppendTable(nil, snap, TableOptions{Format: TableTunnelInfo})); got != want {
 		t.Errorf("AppendTable (-want +got):\n%s", lineDiff(want, got))
 	}
 }
@@ -284,7 +286,7 @@ func TestTableTunnels(t *testing.T) {
 // TestTableWriteError: WriteTable returns the writer's error.
 func TestTableWriteError(t *testing.T) {
 	boom := errors.New("boom")
-	if err := listedTable().WriteTable(failWriter{boom}, TableOptions{}); !errors.Is(err, boom) {
+	if err := WriteTable(failWriter{boom}, listedTable(), TableOptions{}); !errors.Is(err, boom) {
 		t.Fatalf("WriteTable to a failing writer: %v, want %v", err, boom)
 	}
 }
