@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 func TestIntegrationCommandsAndErrors(t *testing.T) {
@@ -98,7 +100,7 @@ func TestIntegrationCommandsAndErrors(t *testing.T) {
 	if err := c.Create(ctx, Set{Name: "d", Type: HashIP}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Create(ctx, Set{Name: "d6", Type: HashIPPort, Family: INet6}); err != nil {
+	if err := c.Create(ctx, Set{Name: "d6", Type: HashIPPort, Family: inet.IPv6}); err != nil {
 		t.Fatal(err)
 	}
 	for _, other := range []string{"d", "d6"} {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // Entry is one element of a set, with its optional extensions. Which fields
@@ -140,7 +142,7 @@ func (c *entryCheck) addr(f string, a netip.Addr) error {
 		return c.bad(f, "", "missing")
 	case a.Zone() != "" || a.Is4In6():
 		return c.bad(f, a.String(), "zones and IPv4-mapped IPv6 addresses are not allowed")
-	case c.fam == INet && !a.Is4(), c.fam == INet6 && !a.Is6():
+	case c.fam == inet.IPv4 && !a.Is4(), c.fam == inet.IPv6 && !a.Is6():
 		return c.bad(f, a.String(), "not of the set's family "+FamilyName(c.fam))
 	}
 	return nil

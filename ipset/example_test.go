@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/ipset"
 )
 
@@ -32,7 +33,7 @@ func ExampleWriteText() {
 		Set:     ipset.Set{Name: "KUBE-NODE-PORT-TCP", Type: ipset.BitmapPort},
 		Entries: []ipset.Entry{{Port: 30080}, {Port: 30443}},
 	}, {
-		Set: ipset.Set{Name: "KUBE-LOOP-BACK", Type: ipset.HashIPPortIP, Family: ipset.INet6},
+		Set: ipset.Set{Name: "KUBE-LOOP-BACK", Type: ipset.HashIPPortIP, Family: inet.IPv6},
 		Entries: []ipset.Entry{{
 			IP: netip.MustParseAddr("2001:db8::5"), Proto: ipset.TCP, Port: 8080, IP2: netip.MustParseAddr("2001:db8::5"),
 		}},

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
 
@@ -93,27 +94,27 @@ func typeCases() []SetInfo {
 	return []SetInfo{
 		{Set: ext(Set{Name: "ip4", Type: HashIP, HashSize: 64, MaxElem: 100}), Entries: []Entry{
 			{IP: mustAddr("198.18.0.1")}, {IP: mustAddr("198.19.255.254"), Timeout: ttl, Comment: "two words"}}},
-		{Set: ext(Set{Name: "ip6", Type: HashIP, Family: INet6}), Entries: []Entry{
+		{Set: ext(Set{Name: "ip6", Type: HashIP, Family: inet.IPv6}), Entries: []Entry{
 			{IP: mustAddr("2001:db8::1"), Packets: 7, Bytes: 700}}},
 		{Set: ext(Set{Name: "ipport4", Type: HashIPPort}), Entries: []Entry{
 			{IP: mustAddr("198.18.0.10"), Proto: TCP, Port: 80}, {IP: mustAddr("198.18.0.10"), Proto: UDP, Port: 53, Comment: "dns"},
 			{IP: mustAddr("198.18.0.11"), Proto: SCTP, Port: 9}}},
-		{Set: Set{Name: "ipport6", Type: HashIPPort, Family: INet6}, Entries: []Entry{
+		{Set: Set{Name: "ipport6", Type: HashIPPort, Family: inet.IPv6}, Entries: []Entry{
 			{IP: mustAddr("2001:db8::10"), Proto: TCP, Port: 443}}},
 		{Set: ext(Set{Name: "ipportip4", Type: HashIPPortIP}), Entries: []Entry{
 			{IP: mustAddr("198.18.1.5"), Proto: TCP, Port: 8080, IP2: mustAddr("198.18.1.5"), Timeout: ttl}}},
-		{Set: Set{Name: "ipportip6", Type: HashIPPortIP, Family: INet6}, Entries: []Entry{
+		{Set: Set{Name: "ipportip6", Type: HashIPPortIP, Family: inet.IPv6}, Entries: []Entry{
 			{IP: mustAddr("2001:db8::5"), Proto: UDP, Port: 1, IP2: mustAddr("2001:db8::6")}}},
 		{Set: ext(Set{Name: "ipportnet4", Type: HashIPPortNet}), Entries: []Entry{
 			{IP: mustAddr("198.18.0.7"), Proto: TCP, Port: 443, Net2: mustNet("198.18.128.0/17")}}},
-		{Set: Set{Name: "ipportnet6", Type: HashIPPortNet, Family: INet6}, Entries: []Entry{
+		{Set: Set{Name: "ipportnet6", Type: HashIPPortNet, Family: inet.IPv6}, Entries: []Entry{
 			{IP: mustAddr("2001:db8::7"), Proto: TCP, Port: 443, Net2: mustNet("2001:db8:1::/48")}}},
 		{Set: ext(Set{Name: "net4", Type: HashNet}), Entries: []Entry{
 			{Net: mustNet("198.18.4.0/24")}, {Net: mustNet("198.18.5.5/32"), Comment: "host"}}},
-		{Set: Set{Name: "net6", Type: HashNet, Family: INet6}, Entries: []Entry{{Net: mustNet("2001:db8:2::/64")}}},
+		{Set: Set{Name: "net6", Type: HashNet, Family: inet.IPv6}, Entries: []Entry{{Net: mustNet("2001:db8:2::/64")}}},
 		{Set: ext(Set{Name: "netport4", Type: HashNetPort}), Entries: []Entry{
 			{Net: mustNet("198.18.8.0/22"), Proto: UDP, Port: 4789}}},
-		{Set: Set{Name: "netport6", Type: HashNetPort, Family: INet6}, Entries: []Entry{
+		{Set: Set{Name: "netport6", Type: HashNetPort, Family: inet.IPv6}, Entries: []Entry{
 			{Net: mustNet("2001:db8:3::/56"), Proto: SCTP, Port: 38412}}},
 		{Set: ext(Set{Name: "bmport", Type: BitmapPort, PortFrom: 30000, PortTo: 32767}), Entries: []Entry{
 			{Port: 30000}, {Port: 32767, Comment: "last"}}},

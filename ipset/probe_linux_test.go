@@ -3,6 +3,8 @@ package ipset
 import (
 	"errors"
 	"testing"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // TypeRevision finds every type the package knows in the kernel (the build
@@ -11,14 +13,14 @@ import (
 func TestIntegrationTypeRevisionChangesNothing(t *testing.T) {
 	c, ns := newTestClient(t)
 	ctx := ctxT(t)
-	if err := c.Create(ctx, Set{Name: "theirs", Type: HashIPPort, Family: INet}); err != nil {
+	if err := c.Create(ctx, Set{Name: "theirs", Type: HashIPPort, Family: inet.IPv4}); err != nil {
 		t.Fatal(err)
 	}
 	before := ns.Exec(t, "ipset", "list")
 	for _, tc := range []struct {
 		t Type
 		f Family
-	}{{HashIP, INet}, {HashIPPort, INet6}, {HashIPPortIP, INet}, {HashIPPortNet, INet6}, {BitmapPort, FamilyUnspec}} {
+	}{{HashIP, inet.IPv4}, {HashIPPort, inet.IPv6}, {HashIPPortIP, inet.IPv4}, {HashIPPortNet, inet.IPv6}, {BitmapPort, FamilyUnspec}} {
 		if _, err := c.TypeRevision(ctx, tc.t, tc.f); err != nil {
 			t.Errorf("%v %v: %v", tc.t, tc.f, err)
 		}
@@ -27,11 +29,11 @@ func TestIntegrationTypeRevisionChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rev, _ := c.TypeRevision(ctx, HashIPPort, INet); rev != h.Revision {
+	if rev, _ := c.TypeRevision(ctx, HashIPPort, inet.IPv4); rev != h.Revision {
 		t.Errorf("TypeRevision(hash:ip,port) = %d, Create chose %d", rev, h.Revision)
 	}
 	var ve *ValidationError
-	if _, err := c.TypeRevision(ctx, Type(250), INet); !errors.As(err, &ve) {
+	if _, err := c.TypeRevision(ctx, Type(250), inet.IPv4); !errors.As(err, &ve) {
 		t.Errorf("an unknown type: %v, want a *ValidationError", err)
 	}
 	if after := ns.Exec(t, "ipset", "list"); after != before {

@@ -3,6 +3,8 @@ package ipset
 import (
 	"fmt"
 	"time"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // Kernel defaults and limits for set options.
@@ -25,7 +27,7 @@ type Set struct {
 	Name string
 	// Type is the set type; required.
 	Type Type
-	// Family is INet or INet6 for hash types; zero means INet. It must be
+	// Family is inet.IPv4 or inet.IPv6 for hash types; zero means inet.IPv4. It must be
 	// zero for bitmap:port.
 	Family Family
 
@@ -65,10 +67,10 @@ type SetInfo struct {
 	Entries []Entry
 }
 
-// family returns the effective family: INet for a hash set with Family 0.
+// family returns the effective family: inet.IPv4 for a hash set with Family 0.
 func (s *Set) family() Family {
 	if s.Type.isHash() && s.Family == FamilyUnspec {
-		return INet
+		return inet.IPv4
 	}
 	return s.Family
 }
@@ -104,7 +106,7 @@ func (s *Set) Validate() error {
 		return &ValidationError{Field: "Type", Value: s.Type.String(), Reason: "not a supported set type"}
 	}
 	if s.Type.isHash() {
-		if f := s.family(); f != INet && f != INet6 {
+		if f := s.family(); f != inet.IPv4 && f != inet.IPv6 {
 			return &ValidationError{Field: "Family", Value: FamilyName(f), Reason: "must be inet or inet6"}
 		}
 		if s.PortFrom != 0 || s.PortTo != 0 {

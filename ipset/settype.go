@@ -97,21 +97,18 @@ func (t Type) module() string {
 // numbers, so it goes on the wire as it is).
 type Family = inet.Family
 
-// Families. Hash sets are IPv4 or IPv6; bitmap:port has none.
-const (
-	FamilyUnspec Family = nfprotoUnspec
-	INet                = inet.IPv4 // "inet"
-	INet6               = inet.IPv6 // "inet6"
-)
+// FamilyUnspec is the family of a set that has none (bitmap:port). Hash
+// sets are inet.IPv4 ("inet" in ipset's text) or inet.IPv6 ("inet6").
+const FamilyUnspec Family = nfprotoUnspec
 
 // FamilyName returns ipset's own name for f, as `ipset save` and this
 // package's errors write it: "inet", "inet6" or "unspec" (f's String says
 // "IPv4" or "IPv6", as every other package does).
 func FamilyName(f Family) string {
 	switch f {
-	case INet:
+	case inet.IPv4:
 		return "inet"
-	case INet6:
+	case inet.IPv6:
 		return "inet6"
 	case FamilyUnspec:
 		return "unspec"

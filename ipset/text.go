@@ -260,9 +260,9 @@ func createOption(s *Set, r *optReader) error {
 func parseFamilyOption(s *Set, v string) error {
 	switch v {
 	case "inet", "ipv4":
-		s.Family = INet
+		s.Family = inet.IPv4
 	case "inet6", "ipv6":
-		s.Family = INet6
+		s.Family = inet.IPv6
 	default:
 		return fmt.Errorf("unknown family %q", v)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // Real `ipset save` output (ipset v7.17), with the options the kernel adds.
@@ -39,7 +41,7 @@ func TestParseTextOfIPSetSave(t *testing.T) {
 	hash := func(name string, typ Type, f Family) Set {
 		return Set{Name: name, Type: typ, Family: f, HashSize: 1024, MaxElem: 65536}
 	}
-	a := hash("a", HashIPPort, INet)
+	a := hash("a", HashIPPort, inet.IPv4)
 	a.Timeouts, a.Counters, a.Comment = true, true, true
 	want := []SetInfo{
 		{Set: a, Entries: []Entry{
@@ -47,11 +49,11 @@ func TestParseTextOfIPSetSave(t *testing.T) {
 			{IP: ip("198.18.0.1"), Proto: TCP, Port: 80, Timeout: 99 * time.Second, Packets: 3, Bytes: 120, Comment: "hi there"},
 		}},
 		{Set: Set{Name: "b", Type: BitmapPort, PortFrom: 0, PortTo: 65535}, Entries: []Entry{{Port: 80}}},
-		{Set: hash("c", HashNetPort, INet6), Entries: []Entry{{Net: pf("2001:db8::/64"), Proto: SCTP, Port: 9}}},
-		{Set: hash("d", HashIPPortNet, INet), Entries: []Entry{{IP: ip("198.18.0.1"), Proto: TCP, Port: 1, Net2: pf("198.18.0.0/16")}}},
-		{Set: hash("e", HashIPPortIP, INet), Entries: []Entry{{IP: ip("198.18.0.1"), Proto: TCP, Port: 1, IP2: ip("198.18.0.2")}}},
-		{Set: hash("f", HashNet, INet), Entries: []Entry{{Net: pf("198.18.0.0/24")}, {Net: pf("198.18.1.1/32")}}},
-		{Set: hash("g", HashIP, INet6), Entries: []Entry{{IP: ip("2001:db8::1")}}},
+		{Set: hash("c", HashNetPort, inet.IPv6), Entries: []Entry{{Net: pf("2001:db8::/64"), Proto: SCTP, Port: 9}}},
+		{Set: hash("d", HashIPPortNet, inet.IPv4), Entries: []Entry{{IP: ip("198.18.0.1"), Proto: TCP, Port: 1, Net2: pf("198.18.0.0/16")}}},
+		{Set: hash("e", HashIPPortIP, inet.IPv4), Entries: []Entry{{IP: ip("198.18.0.1"), Proto: TCP, Port: 1, IP2: ip("198.18.0.2")}}},
+		{Set: hash("f", HashNet, inet.IPv4), Entries: []Entry{{Net: pf("198.18.0.0/24")}, {Net: pf("198.18.1.1/32")}}},
+		{Set: hash("g", HashIP, inet.IPv6), Entries: []Entry{{IP: ip("2001:db8::1")}}},
 	}
 	if !reflect.DeepEqual(sets, want) {
 		t.Errorf("ParseText:\n got %+v\nwant %+v", sets, want)
@@ -131,7 +133,7 @@ func TestEntryValidation(t *testing.T) {
 	}{
 		{Set{Type: HashIP}, Entry{IP: ip("198.18.0.1")}, ""},
 		{Set{Type: HashIP}, Entry{IP: ip("2001:db8::1")}, "entry.IP"},
-		{Set{Type: HashIP, Family: INet6}, Entry{IP: ip("::ffff:198.18.0.1")}, "entry.IP"},
+		{Set{Type: HashIP, Family: inet.IPv6}, Entry{IP: ip("::ffff:198.18.0.1")}, "entry.IP"},
 		{Set{Type: HashIP}, Entry{IP: ip("198.18.0.1"), Port: 1}, "entry.Port"},
 		{Set{Type: HashIP}, Entry{}, "entry.IP"},
 		{Set{Type: HashIPPort}, Entry{IP: ip("198.18.0.1"), Port: 80}, "entry.Proto"},
@@ -144,7 +146,7 @@ func TestEntryValidation(t *testing.T) {
 		{Set{Type: HashIPPortNet}, Entry{IP: ip("198.18.0.1"), Proto: TCP, Net2: pf("198.18.0.0/16")}, ""},
 		{Set{Type: HashNet}, Entry{Net: pf("0.0.0.0/0")}, "entry.Net"},
 		{Set{Type: HashNet}, Entry{IP: ip("198.18.0.1")}, "entry.IP"},
-		{Set{Type: HashNetPort, Family: INet6}, Entry{Net: pf("2001:db8::/32"), Proto: SCTP, Port: 9}, ""},
+		{Set{Type: HashNetPort, Family: inet.IPv6}, Entry{Net: pf("2001:db8::/32"), Proto: SCTP, Port: 9}, ""},
 		{Set{Type: BitmapPort, PortFrom: 100, PortTo: 200}, Entry{Port: 99}, "entry.Port"},
 		{Set{Type: BitmapPort}, Entry{Port: 80, Proto: TCP}, "entry.Proto"},
 		{Set{Type: BitmapPort}, Entry{Port: 0}, ""},
@@ -170,7 +172,7 @@ func TestSetValidation(t *testing.T) {
 		{Set{Name: strings.Repeat("x", 32), Type: HashIP}, "Name"},
 		{Set{Name: "a b", Type: HashIP}, "Name"},
 		{Set{Name: "a"}, "Type"},
-		{Set{Name: "a", Type: BitmapPort, Family: INet}, "Family"},
+		{Set{Name: "a", Type: BitmapPort, Family: inet.IPv4}, "Family"},
 		{Set{Name: "a", Type: BitmapPort, PortFrom: 9, PortTo: 8}, "PortFrom"},
 		{Set{Name: "a", Type: HashIP, PortTo: 8}, "PortFrom"},
 		{Set{Name: "a", Type: HashIP, Timeout: -time.Second}, "Timeout"},
@@ -182,7 +184,7 @@ func TestSetValidation(t *testing.T) {
 			t.Errorf("%+v: error %v, want a ValidationError for %s", tc.s, err, tc.field)
 		}
 	}
-	if err := (&Set{Name: strings.Repeat("x", 31), Type: HashNet, Family: INet6}).Validate(); err != nil {
+	if err := (&Set{Name: strings.Repeat("x", 31), Type: HashNet, Family: inet.IPv6}).Validate(); err != nil {
 		t.Errorf("valid set: %v", err)
 	}
 }

@@ -4,14 +4,16 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // Update changes several sets in one call; `ipset save` shows the result.
 func TestIntegrationUpdateManySets(t *testing.T) {
 	c, ns := newTestClient(t)
 	ctx := ctxT(t)
-	ips := Set{Name: "u-ips", Type: HashIP, Family: INet}
-	ports := Set{Name: "u-ipport", Type: HashIPPort, Family: INet}
+	ips := Set{Name: "u-ips", Type: HashIP, Family: inet.IPv4}
+	ports := Set{Name: "u-ipport", Type: HashIPPort, Family: inet.IPv4}
 	for _, s := range []Set{ips, ports} {
 		if err := c.Create(ctx, s); err != nil {
 			t.Fatal(err)

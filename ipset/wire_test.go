@@ -10,6 +10,7 @@ import (
 
 	"github.com/mdlayher/netlink"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/nlattr"
 )
 
@@ -195,7 +196,7 @@ func TestDecodeListMergesMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := SetInfo{
-		Set: Set{Name: "s", Type: HashIPPort, Family: INet, HashSize: 2048, MaxElem: 100,
+		Set: Set{Name: "s", Type: HashIPPort, Family: inet.IPv4, HashSize: 2048, MaxElem: 100,
 			Timeouts: true, Timeout: time.Minute, Counters: true},
 		Revision: 7, Elements: 2, References: 1, MemSize: 999,
 	}
@@ -276,8 +277,8 @@ func TestErrorClasses(t *testing.T) {
 // Family is inet's AF_ number and goes on the wire as it is: that is right
 // only while the netfilter NFPROTO_ numbers equal the AF_ ones.
 func TestFamilyIsNFProto(t *testing.T) {
-	if INet != nfprotoIPv4 || INet6 != nfprotoIPv6 || FamilyUnspec != nfprotoUnspec {
-		t.Fatalf("INet %d, INet6 %d, FamilyUnspec %d; NFPROTO_ IPV4 %d, IPV6 %d, UNSPEC %d",
-			INet, INet6, FamilyUnspec, nfprotoIPv4, nfprotoIPv6, nfprotoUnspec)
+	if inet.IPv4 != nfprotoIPv4 || inet.IPv6 != nfprotoIPv6 || FamilyUnspec != nfprotoUnspec {
+		t.Fatalf("INet %d, inet.IPv6 %d, FamilyUnspec %d; NFPROTO_ IPV4 %d, IPV6 %d, UNSPEC %d",
+			inet.IPv4, inet.IPv6, FamilyUnspec, nfprotoIPv4, nfprotoIPv6, nfprotoUnspec)
 	}
 }

@@ -36,7 +36,7 @@ func TestIntegrationIPTablesContract(t *testing.T) {
 	}
 }
 
-func iptWorld(ns *testutil.NetNS, b *IPTables, f Family) contract.World {
+func iptWorld(ns *testutil.NetNS, b *IPTablesBackend, f Family) contract.World {
 	fl := b.Flavor()
 	restore := func(t *testing.T, text string) {
 		t.Helper()

@@ -32,7 +32,7 @@ func TestIntegrationNFTablesContract(t *testing.T) {
 	}
 }
 
-func nftWorld(ns *testutil.NetNS, b *NFTables, f Family) contract.World {
+func nftWorld(ns *testutil.NetNS, b *NFTablesBackend, f Family) contract.World {
 	fam, other, addr := "ip", "ip6", "198.18.9.1"
 	if f == IPv6 {
 		fam, other, addr = "ip6", "ip", "2001:db8:9::1"

@@ -4,25 +4,25 @@
 //
 // A Ruleset is the whole desired state of one address family: its Options
 // (masquerading, the local-traffic detector, the access filters) and the
-// members of the proxy's sets (ClusterIP, NodePortTCP, IPVSIPs, ...), each a
+// members of the proxy's sets (ClusterIPSet, NodePortTCP, IPVSIPs, ...), each a
 // SetName whose Shape says which Member fields it holds. The rules follow
 // from these. Validate returns a *ValidationError naming the field and the
 // value, and every back end validates before it touches the kernel.
 //
 // # Choosing a back end
 //
-// IPTables and NFTables have the same methods, so a program that can use
+// IPTablesBackend and NFTablesBackend have the same methods, so a program that can use
 // either declares the small interface it needs, as package proxier does with
 // its Rules. Each serves one family in one network namespace, both chosen at
 // construction, keeps what it last applied and sends only the difference;
 // Check reports drift and Repair undoes it.
 //
-//   - NFTables (NewNFTables) writes a table of its own (table ip ipvskit)
+//   - NFTablesBackend (NewNFTables) writes a table of its own (table ip ipvskit)
 //     over netlink, with nft sets in place of ipsets, and runs no binary. It
 //     is the proxier's default, and it shares no chain with anyone. Its accepts cannot
 //     override another table's drop, so the host firewall must allow the
-//     proxied traffic itself (see NFTables).
-//   - IPTables (NewIPTables) writes kube-proxy IPVS mode's chains in the nat
+//     proxied traffic itself (see NFTablesBackend).
+//   - IPTablesBackend (NewIPTables) writes kube-proxy IPVS mode's chains in the nat
 //     and filter tables with iptables-restore (legacy or nft flavor) over
 //     ipsets. Choose it to take a kube-proxy node over in place
 //     (IPTablesConfig.AdoptKubeProxy, docs/takeover.md), or where its ACCEPT
@@ -58,10 +58,10 @@
 // # Example
 //
 //	r := iptables.NewRuleset(iptables.IPv4, iptables.Options{
-//		LocalDetector: iptables.LocalDetector{Mode: iptables.LocalCIDR, CIDR: netip.MustParsePrefix("198.19.0.0/16")},
+//		LocalMatch: iptables.LocalMatch{Mode: iptables.LocalCIDR, CIDR: netip.MustParsePrefix("198.19.0.0/16")},
 //	})
 //	vip := netip.MustParseAddr("198.18.0.10")
-//	r.Add(iptables.ClusterIP, iptables.AddrPort(vip, iptables.TCP, 80))
+//	r.Add(iptables.ClusterIPSet, iptables.AddrPort(vip, iptables.TCP, 80))
 //	r.Add(iptables.IPVSIPs, iptables.Addr(vip))
 //
 //	nft, err := iptables.NewNFTables(nil) // current namespace, table ip ipvskit

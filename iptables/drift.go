@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// Drift is one difference, found by Check, between an object a back end
+// ObjectDrift is one difference, found by Check, between an object a back end
 // owns and what the back end last applied to it.
-type Drift struct {
+type ObjectDrift struct {
 	// Object names the object in its tool's notation: for the nftables
 	// back end "table ip ipvskit", "chain ip ipvskit services", "set ip
 	// ipvskit cluster-ip"; for the iptables back end "chain nat
@@ -26,7 +26,7 @@ type Drift struct {
 }
 
 // String returns "object: problem".
-func (d Drift) String() string { return d.Object + ": " + d.Problem }
+func (d ObjectDrift) String() string { return d.Object + ": " + d.Problem }
 
 // ApplyStats says what the last Apply, ApplyFull or Repair of a back end
 // sent to the kernel and where its time went. A failed call counts what it
@@ -56,7 +56,7 @@ type ApplyStats struct {
 	SetsTime, RulesTime time.Duration
 }
 
-// maxExamples bounds the members or rules a Drift's Problem names.
+// maxExamples bounds the members or rules an ObjectDrift's Problem names.
 const maxExamples = 3
 
 // countProblem describes a difference of counted things ("members",
@@ -106,14 +106,14 @@ func diffItems(want, got []item) (missing, extra []string) {
 }
 
 // listDrift compares the members (or, ordered, the rules) of object with
-// what was applied, and returns the Drift, or false if they are equal.
-func listDrift(object, what string, want, got []item, ordered bool) (Drift, bool) {
+// what was applied, and returns the ObjectDrift, or false if they are equal.
+func listDrift(object, what string, want, got []item, ordered bool) (ObjectDrift, bool) {
 	missing, extra := diffItems(want, got)
 	if len(missing)+len(extra) > 0 {
-		return Drift{Object: object, Problem: countProblem(what, missing, extra), Missing: len(missing), Extra: len(extra)}, true
+		return ObjectDrift{Object: object, Problem: countProblem(what, missing, extra), Missing: len(missing), Extra: len(extra)}, true
 	}
 	if ordered && !slices.EqualFunc(want, got, func(a, b item) bool { return a.key == b.key }) {
-		return Drift{Object: object, Problem: what + " out of order"}, true
+		return ObjectDrift{Object: object, Problem: what + " out of order"}, true
 	}
-	return Drift{}, false
+	return ObjectDrift{}, false
 }

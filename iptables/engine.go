@@ -52,7 +52,7 @@ type syncWriter interface {
 	// to r.
 	writeDeltas(ctx context.Context, old, r *Ruleset, d *setDeltas) error
 	// drift reads the kernel back and compares it with r.
-	drift(ctx context.Context, r *Ruleset) ([]Drift, error)
+	drift(ctx context.Context, r *Ruleset) ([]ObjectDrift, error)
 	// ownLedger reads the back end's own ledger (see Owned): nil if it owns
 	// nothing.
 	ownLedger(ctx context.Context) (*Ruleset, error)
@@ -172,7 +172,7 @@ func (e *syncEngine) lastStats() ApplyStats { return e.stats }
 
 // check is Check: nothing to compare before the first Apply and after
 // Cleanup.
-func (e *syncEngine) check(ctx context.Context, w syncWriter) ([]Drift, error) {
+func (e *syncEngine) check(ctx context.Context, w syncWriter) ([]ObjectDrift, error) {
 	r := e.want
 	if r == nil {
 		return nil, nil

@@ -43,7 +43,7 @@ func (w *fakeWriter) writeDeltas(_ context.Context, old, r *Ruleset, d *setDelta
 	return w.failed()
 }
 
-func (w *fakeWriter) drift(_ context.Context, r *Ruleset) ([]Drift, error) {
+func (w *fakeWriter) drift(_ context.Context, r *Ruleset) ([]ObjectDrift, error) {
 	w.calls = append(w.calls, "drift")
 	return nil, nil
 }

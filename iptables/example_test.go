@@ -11,11 +11,11 @@ import (
 func ExampleRuleset() {
 	r := iptables.NewRuleset(iptables.IPv4, iptables.Options{MasqueradeAll: true})
 	vip := netip.MustParseAddr("198.18.0.10")
-	r.Add(iptables.ClusterIP, iptables.AddrPort(vip, iptables.TCP, 80))
+	r.Add(iptables.ClusterIPSet, iptables.AddrPort(vip, iptables.TCP, 80))
 	r.Add(iptables.IPVSIPs, iptables.Addr(vip))
-	fmt.Println(r.Validate(), r.Members(iptables.ClusterIP))
+	fmt.Println(r.Validate(), r.Members(iptables.ClusterIPSet))
 
-	r.Add(iptables.ClusterIP, iptables.AddrPort(vip, iptables.TCP, 0))
+	r.Add(iptables.ClusterIPSet, iptables.AddrPort(vip, iptables.TCP, 0))
 	fmt.Println(r.Validate())
 	// Output:
 	// <nil> [198.18.0.10,tcp:80]
@@ -24,7 +24,7 @@ func ExampleRuleset() {
 
 func ExampleRenderIPTables() {
 	r := iptables.NewRuleset(iptables.IPv4, iptables.Options{MasqueradeAll: true})
-	r.Add(iptables.ClusterIP, iptables.AddrPort(netip.MustParseAddr("198.18.0.10"), iptables.TCP, 80))
+	r.Add(iptables.ClusterIPSet, iptables.AddrPort(netip.MustParseAddr("198.18.0.10"), iptables.TCP, 80))
 	text, _ := iptables.RenderIPTables(r, nil)
 	for _, l := range strings.Split(text, "\n") {
 		if strings.HasPrefix(l, "-A IPVSKIT-SERVICES") {

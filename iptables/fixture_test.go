@@ -21,9 +21,9 @@ func sample(f Family, o Options) *Ruleset {
 		}
 		return netip.MustParsePrefix("198.19." + s + ".0/24")
 	}
-	r.Add(ClusterIP, AddrPort(a(1), TCP, 80), AddrPort(a(1), UDP, 53), AddrPort(a(2), SCTP, 9000))
+	r.Add(ClusterIPSet, AddrPort(a(1), TCP, 80), AddrPort(a(1), UDP, 53), AddrPort(a(2), SCTP, 9000))
 	r.Add(LoopBack, AddrPortAddr(a(257), TCP, 8080, a(257)))
-	r.Add(ExternalIP, AddrPort(a(3), TCP, 443))
+	r.Add(ExternalIPSet, AddrPort(a(3), TCP, 443))
 	r.Add(ExternalIPLocal, AddrPort(a(4), TCP, 443))
 	r.Add(LoadBalancer, AddrPort(a(5), TCP, 80), AddrPort(a(6), TCP, 80))
 	r.Add(LoadBalancerLocal, AddrPort(a(6), TCP, 80))
@@ -51,9 +51,9 @@ func optionCases(f Family) map[string]Options {
 	return map[string]Options{
 		"default":   {},
 		"masqall":   {MasqueradeAll: true, MasqueradeMark: 0x10000},
-		"cidr":      {LocalDetector: LocalDetector{Mode: LocalCIDR, CIDR: cidr}},
-		"iface":     {LocalDetector: LocalDetector{Mode: LocalInterface, Interface: "cni0"}},
-		"ifprefix":  {LocalDetector: LocalDetector{Mode: LocalInterfacePrefix, Interface: "veth"}},
+		"cidr":      {LocalMatch: LocalMatch{Mode: LocalCIDR, CIDR: cidr}},
+		"iface":     {LocalMatch: LocalMatch{Mode: LocalInterface, Interface: "cni0"}},
+		"ifprefix":  {LocalMatch: LocalMatch{Mode: LocalInterfacePrefix, Interface: "veth"}},
 		"nofilters": {NoVIPAccessFilter: true, NoNodeSourceRangeFilter: true},
 	}
 }

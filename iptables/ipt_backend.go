@@ -423,7 +423,7 @@ func (b *iptBackend) updateSets(ctx context.Context, d setDeltas, verb string) e
 	return nil
 }
 
-// render is IPTables.Render: r's owned chains with the back end's names.
+// render is IPTablesBackend.Render: r's owned chains with the back end's names.
 func (b *iptBackend) render(r *Ruleset) (string, error) {
 	if err := r.Validate(); err != nil {
 		return "", err

@@ -224,7 +224,7 @@ func TestIPTablesSendsOnlyWhatChanged(t *testing.T) {
 		t.Fatalf("a sync without change did something: %v %v %v", err, sets.calls, run.calls)
 	}
 
-	r.Add(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
+	r.Add(ClusterIPSet, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
 	r.Remove(NodePortTCP, Port(30080))
 	if err := b.apply(ctx, b, r, false); err != nil {
 		t.Fatal(err)

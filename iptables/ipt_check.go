@@ -7,12 +7,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/ipset"
 )
 
 // drift reads the owned chains (one iptables-save) and the owned ipsets (one
 // ipset dump) and compares them with r, changing nothing.
-func (b *iptBackend) drift(ctx context.Context, r *Ruleset) ([]Drift, error) {
+func (b *iptBackend) drift(ctx context.Context, r *Ruleset) ([]ObjectDrift, error) {
 	s, err := b.save(ctx, b.flavor)
 	if err != nil {
 		return nil, err
@@ -35,14 +36,14 @@ func (b *iptBackend) drift(ctx context.Context, r *Ruleset) ([]Drift, error) {
 
 // chainDrift compares the owned chains and the jump rules in iptables-save
 // output s with the rules r renders.
-func chainDrift(r *Ruleset, n *iptNames, s saved) []Drift {
-	var out []Drift
+func chainDrift(r *Ruleset, n *iptNames, s saved) []ObjectDrift {
+	var out []ObjectDrift
 	filter, nat := renderIPTables(r, n)
 	for _, t := range []*iptTable{nat, filter} {
 		for _, c := range slices.Sorted(slices.Values(t.chains)) {
 			obj := "chain " + t.name + " " + c
 			if !s.hasChain(t.name, c) {
-				out = append(out, Drift{Object: obj, Problem: "missing"})
+				out = append(out, ObjectDrift{Object: obj, Problem: "missing"})
 				continue
 			}
 			var want, got []item
@@ -60,7 +61,7 @@ func chainDrift(r *Ruleset, n *iptNames, s saved) []Drift {
 	}
 	for _, j := range n.jumpRules() {
 		if !s.hasRule(j.table, j.line()) {
-			out = append(out, Drift{Object: "jump " + j.table + " " + j.chain + " -> " + j.target(), Problem: "missing"})
+			out = append(out, ObjectDrift{Object: "jump " + j.table + " " + j.chain + " -> " + j.target(), Problem: "missing"})
 		}
 	}
 	return out
@@ -112,25 +113,25 @@ func (b *iptBackend) ownedSets(ctx context.Context) (map[string]ipset.SetInfo, e
 
 // ipsetDrift compares the kernel's copy of set s (in infos, by name) with
 // the members r gives it.
-func ipsetDrift(r *Ruleset, n *iptNames, s SetName, infos map[string]ipset.SetInfo) (Drift, bool) {
+func ipsetDrift(r *Ruleset, n *iptNames, s SetName, infos map[string]ipset.SetInfo) (ObjectDrift, bool) {
 	f := r.family()
 	spec := ipsetSpec(n, f, s)
 	obj := "set " + spec.Name
 	si, ok := infos[spec.Name]
 	if !ok {
-		return Drift{Object: obj, Problem: "missing"}, true
+		return ObjectDrift{Object: obj, Problem: "missing"}, true
 	}
 	fam := func(x ipset.Family) ipset.Family {
 		if spec.Family == 0 {
 			return 0 // bitmap:port has none
 		}
 		if x == 0 {
-			return ipset.INet
+			return inet.IPv4
 		}
 		return x
 	}
 	if si.Type != spec.Type || fam(si.Family) != fam(spec.Family) {
-		return Drift{Object: obj, Problem: fmt.Sprintf("type %s family %s, want %s family %s", si.Type, ipset.FamilyName(fam(si.Family)), spec.Type, ipset.FamilyName(fam(spec.Family)))}, true
+		return ObjectDrift{Object: obj, Problem: fmt.Sprintf("type %s family %s, want %s family %s", si.Type, ipset.FamilyName(fam(si.Family)), spec.Type, ipset.FamilyName(fam(spec.Family)))}, true
 	}
 	var want, got []item
 	for _, e := range ipsetEntries(r.Members(s)) {

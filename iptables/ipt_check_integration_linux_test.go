@@ -28,7 +28,7 @@ func TestIntegrationIPTablesCheckClean(t *testing.T) {
 				if ds, err := b.Check(testCtx(t)); err != nil || len(ds) != 0 {
 					t.Fatalf("Check after a full Apply: %v\n%s", err, driftLines(ds))
 				}
-				r.Remove(ClusterIP, r.Members(ClusterIP)[0])
+				r.Remove(ClusterIPSet, r.Members(ClusterIPSet)[0])
 				r.Clear(LoopBack) // the hairpin rule goes too
 				if err := b.Apply(testCtx(t), r); err != nil {
 					t.Fatal(err)
@@ -86,7 +86,7 @@ var iptTampers = []iptTamper{
 		}},
 	{name: "ipset flushed", cmds: []string{"ipset flush IPVSKIT-CLUSTER-IP"},
 		want: func(f Family) []wantDrift {
-			return []wantDrift{{"set " + defaultNames.ipset(ClusterIP, f), "3 members missing", 3, 0}}
+			return []wantDrift{{"set " + defaultNames.ipset(ClusterIPSet, f), "3 members missing", 3, 0}}
 		}},
 	{name: "ipset members added and deleted", cmds: []string{"ipset add IPVSKIT-NODE-PORT-TCP 31000", "ipset del IPVSKIT-NODE-PORT-UDP 30053"},
 		want: func(f Family) []wantDrift {
@@ -205,7 +205,7 @@ func TestIntegrationIPTablesStats(t *testing.T) {
 	if st := b.LastStats(); !st.Full || st.SetsReplaced != numSets-1 || st.RuleWrites != 2 || st.SetsTime <= 0 || st.RulesTime <= 0 {
 		t.Fatalf("first sync: %+v", st)
 	}
-	r.Add(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
+	r.Add(ClusterIPSet, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
 	if err := b.Apply(testCtx(t), r); err != nil {
 		t.Fatal(err)
 	}

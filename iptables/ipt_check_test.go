@@ -138,7 +138,7 @@ func TestIPTablesCheck(t *testing.T) {
 	}
 }
 
-func driftStrings(ds []Drift) []string {
+func driftStrings(ds []ObjectDrift) []string {
 	var out []string
 	for _, d := range ds {
 		out = append(out, d.String())
@@ -156,7 +156,7 @@ func TestIPTablesRepairAfterFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := r.Clone()
-	next.Add(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
+	next.Add(ClusterIPSet, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
 	next.Clear(LoopBack)
 	b.fail = func(step string) error {
 		if step == "restore" {
@@ -216,7 +216,7 @@ func TestIPTablesStats(t *testing.T) {
 	if st := b.lastStats(); !st.Full || st.SetsReplaced != numSets-1 || st.ElementsAdded != members || st.ElementsDeleted != 0 || st.RuleWrites != 2 {
 		t.Fatalf("full sync: %+v; want %d ipsets, %d members, 2 restores", st, numSets-1, members)
 	}
-	r.Add(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
+	r.Add(ClusterIPSet, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
 	r.Remove(NodePortTCP, Port(30080))
 	r.Remove(NodePortUDP, Port(30053)) // empties it: its rule goes
 	if err := b.apply(ctx, b, r, false); err != nil {
@@ -225,7 +225,7 @@ func TestIPTablesStats(t *testing.T) {
 	if st := b.lastStats(); st.Full || st.SetsReplaced != 0 || st.ElementsAdded != 1 || st.ElementsDeleted != 2 || st.RuleWrites != 1 {
 		t.Fatalf("incremental sync: %+v", st)
 	}
-	r.Remove(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80)) // no rule changes
+	r.Remove(ClusterIPSet, AddrPort(mustAddr("198.18.9.9"), TCP, 80)) // no rule changes
 	if err := b.apply(ctx, b, r, false); err != nil {
 		t.Fatal(err)
 	}

@@ -39,17 +39,17 @@ func fuzzRuleset(data []byte) *Ruleset {
 	if flags&8 != 0 {
 		o.MasqueradeMark = 1 << (next() % 40)
 	}
-	o.LocalDetector.Mode = LocalMode(next() % 5)
-	switch o.LocalDetector.Mode {
+	o.LocalMatch.Mode = LocalMode(next() % 5)
+	switch o.LocalMatch.Mode {
 	case LocalCIDR:
-		o.LocalDetector.CIDR = netip.PrefixFrom(addr(), int(next()%130)).Masked()
+		o.LocalMatch.CIDR = netip.PrefixFrom(addr(), int(next()%130)).Masked()
 	case LocalInterface, LocalInterfacePrefix:
 		n := int(next() % 18)
 		var b strings.Builder
 		for range n {
 			b.WriteByte("abc09-_.+ \"'x"[next()%13])
 		}
-		o.LocalDetector.Interface = b.String()
+		o.LocalMatch.Interface = b.String()
 	}
 	r := NewRuleset(f, o)
 	for len(data) > 0 {

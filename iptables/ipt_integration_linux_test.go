@@ -13,7 +13,7 @@ import (
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
 
-func newIPT(t *testing.T, ns *testutil.NetNS, f Family, fl Flavor) *IPTables {
+func newIPT(t *testing.T, ns *testutil.NetNS, f Family, fl Flavor) *IPTablesBackend {
 	t.Helper()
 	b, err := NewIPTables(&IPTablesConfig{NetNS: ns.Handle(), Family: f, Flavor: fl})
 	if errors.Is(err, ErrNotSupported) {
@@ -49,7 +49,7 @@ func sampleFor(t *testing.T, f Family, fl Flavor, o Options) *Ruleset {
 	return r
 }
 
-func checkIPT(t *testing.T, ns *testutil.NetNS, b *IPTables, r *Ruleset) {
+func checkIPT(t *testing.T, ns *testutil.NetNS, b *IPTablesBackend, r *Ruleset) {
 	t.Helper()
 	f := r.family()
 	want, err := RenderIPTables(r, nil)
@@ -110,7 +110,7 @@ func TestIntegrationIPTablesMatchesRender(t *testing.T) {
 						}
 					}
 					// Jumps are not re-inserted by later syncs.
-					r.Add(ClusterIP, AddrPort(r.Members(ClusterIP)[0].Addr, TCP, 8443))
+					r.Add(ClusterIPSet, AddrPort(r.Members(ClusterIPSet)[0].Addr, TCP, 8443))
 					if err := b.Apply(testCtx(t), r); err != nil {
 						t.Fatal(err)
 					}
@@ -268,10 +268,10 @@ func TestIntegrationIPTablesRejectsBadInput(t *testing.T) {
 	}
 	save, sets := ns.Exec(t, "iptables-nft-save"), ns.Exec(t, "ipset", "save")
 	bad := good.Clone()
-	bad.Add(ClusterIP, AddrPort(mustAddr("198.18.50.1"), TCP, 81))
-	bad.Options.LocalDetector = LocalDetector{Mode: LocalInterface, Interface: "way-too-long-name"}
+	bad.Add(ClusterIPSet, AddrPort(mustAddr("198.18.50.1"), TCP, 81))
+	bad.Options.LocalMatch = LocalMatch{Mode: LocalInterface, Interface: "way-too-long-name"}
 	var ve *ValidationError
-	if err := b.Apply(testCtx(t), bad); !errors.As(err, &ve) || ve.Field != "Options.LocalDetector.Interface" {
+	if err := b.Apply(testCtx(t), bad); !errors.As(err, &ve) || ve.Field != "Options.LocalMatch.Interface" {
 		t.Fatalf("want a ValidationError on the interface, got %v", err)
 	}
 	if strip(ns.Exec(t, "iptables-nft-save")) != strip(save) || ns.Exec(t, "ipset", "save") != sets {
@@ -283,7 +283,7 @@ func TestIntegrationIPTablesRejectsBadInput(t *testing.T) {
 		_ = i
 	}
 	for i := range 65537 {
-		big.Add(ClusterIP, AddrPort(mustAddr("198.18.200.1"), []Protocol{TCP, UDP}[i%2], uint16(i/2+1)))
+		big.Add(ClusterIPSet, AddrPort(mustAddr("198.18.200.1"), []Protocol{TCP, UDP}[i%2], uint16(i/2+1)))
 	}
 	if err := b.Apply(testCtx(t), big); !errors.As(err, &ve) || ve.Field != "cluster-ip" {
 		t.Fatalf("want a ValidationError for an overfull ipset, got %v", err)
@@ -303,7 +303,7 @@ func TestIntegrationIPTablesFailedApplyIsRepaired(t *testing.T) {
 			next := r.Clone()
 			next.Clear(LoopBack)
 			next.Clear(LoadBalancer)
-			next.Add(ExternalIP, AddrPort(mustAddr("198.18.70.1"), UDP, 53))
+			next.Add(ExternalIPSet, AddrPort(mustAddr("198.18.70.1"), UDP, 53))
 			injected := errors.New("injected")
 			b.b.fail = func(s string) error {
 				if s == step {

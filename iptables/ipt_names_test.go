@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/ipset"
 )
 
@@ -57,7 +58,7 @@ func TestIPTablesNamesFit(t *testing.T) {
 		{k.services, "KUBE-SERVICES"}, {k.sourceRanges, "KUBE-SOURCE-RANGES-FIREWALL"}, {k.owner, "KUBE-IPVSKIT-OWNER"},
 		{k.ipset(VirtualServers, IPv4), "KUBE-VIRTUAL-SERVERS"}, {k.ipset(NodePortSCTP, IPv4), "KUBE-NODE-PORT-SCTP-HASH"},
 		{k.ipset(LoadBalancerSourceCIDR, IPv6), "KUBE-6-LOAD-BALANCER-SOURCE-CID"}, {k.mark, "ipvskit:ipvskit"},
-		{defaultNames.services, "IPVSKIT-SERVICES"}, {defaultNames.ipset(ClusterIP, IPv6), "IPVSKIT-6-CLUSTER-IP"},
+		{defaultNames.services, "IPVSKIT-SERVICES"}, {defaultNames.ipset(ClusterIPSet, IPv6), "IPVSKIT-6-CLUSTER-IP"},
 		{newIPTNames("b", false).mark, "ipvskit:b"},
 	} {
 		if c.got != c.want {
@@ -254,7 +255,7 @@ func TestIPTablesForeignRefusedBeforeTouching(t *testing.T) {
 	if _, err := run.run(ctx, []byte(kubeProxyIPVSSave), "iptables-legacy-restore"); err != nil {
 		t.Fatal(err)
 	}
-	sets.set(ipset.Set{Name: "KUBE-CLUSTER-IP", Type: ipset.HashIPPort, Family: ipset.INet})
+	sets.set(ipset.Set{Name: "KUBE-CLUSTER-IP", Type: ipset.HashIPPort, Family: inet.IPv4})
 	run.calls, run.inputs, sets.calls = nil, nil, nil
 	var fe *ForeignError
 	if err := b.apply(ctx, b, sample(IPv4, Options{}), false); !errors.As(err, &fe) || fe.Name != "nat KUBE-MARK-MASQ" {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/ipset"
 )
 
@@ -138,7 +139,7 @@ func setFamily(s ipset.Set) ipset.Family {
 		return 0
 	}
 	if s.Family == 0 {
-		return ipset.INet
+		return inet.IPv4
 	}
 	return s.Family
 }

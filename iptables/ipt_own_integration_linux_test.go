@@ -16,7 +16,7 @@ import (
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
 
-func newIPTCfg(t *testing.T, ns *testutil.NetNS, cfg IPTablesConfig) *IPTables {
+func newIPTCfg(t *testing.T, ns *testutil.NetNS, cfg IPTablesConfig) *IPTablesBackend {
 	t.Helper()
 	cfg.NetNS = ns.Handle()
 	b, err := NewIPTables(&cfg)
@@ -143,7 +143,7 @@ func TestIntegrationIPTablesBesideKubeProxy(t *testing.T) {
 			}
 			checkIPT(t, ns, b, r)
 			served("Apply")
-			r.Add(ClusterIP, AddrPort(mustAddr("198.18.0.7"), TCP, 80))
+			r.Add(ClusterIPSet, AddrPort(mustAddr("198.18.0.7"), TCP, 80))
 			r.Clear(LoopBack)
 			if err := b.Apply(testCtx(t), r); err != nil {
 				t.Fatal(err)
@@ -292,7 +292,7 @@ func TestIntegrationIPTablesForeignIPSets(t *testing.T) {
 			}
 			fresh := newIPTCfg(t, ns, IPTablesConfig{Family: IPv4, Flavor: fl}) // a restarted process
 			o, err := fresh.Owned(testCtx(t))
-			if err != nil || o == nil || !slices.Equal(o.Members(VirtualServers), r.Members(VirtualServers)) || o.Len(ClusterIP) != 0 {
+			if err != nil || o == nil || !slices.Equal(o.Members(VirtualServers), r.Members(VirtualServers)) || o.Len(ClusterIPSet) != 0 {
 				t.Fatalf("Owned: %v %v", o, err)
 			}
 			if err := fresh.Cleanup(testCtx(t)); err != nil {
@@ -345,7 +345,7 @@ func TestIntegrationIPTablesTwoInstances(t *testing.T) {
 				if err := b.Apply(testCtx(t), rb); err != nil {
 					t.Fatal(err)
 				}
-				for _, x := range []*IPTables{a, b} {
+				for _, x := range []*IPTablesBackend{a, b} {
 					if ds, err := x.Check(testCtx(t)); err != nil || len(ds) != 0 {
 						t.Fatalf("Check: %v\n%s", err, driftLines(ds))
 					}

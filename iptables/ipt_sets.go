@@ -23,7 +23,7 @@ func ipsetSpec(n *iptNames, f Family, s SetName) ipset.Set {
 		spec.Type = ipset.BitmapPort
 		return spec
 	}
-	spec.Family = f // ipset.INet or ipset.INet6
+	spec.Family = f // inet.IPv4 or inet.IPv6
 	return spec
 }
 

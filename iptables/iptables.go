@@ -83,7 +83,7 @@ type IPTablesConfig struct {
 	AdoptKubeProxy bool
 }
 
-// IPTables is the iptables back end: the ruleset as kube-proxy's IPVS mode
+// IPTablesBackend is the iptables back end: the ruleset as kube-proxy's IPVS mode
 // writes it, chains in the nat and filter tables applied with
 // iptables-restore --noflush (atomic per table, rewriting only the owned
 // chains), over ipsets written through package ipset as deltas against what
@@ -99,7 +99,7 @@ type IPTablesConfig struct {
 // back end's marked table of the same instance; until then Owned also
 // returns that table's ledger, so a proxier that switches back ends keeps
 // owning what it made.
-type IPTables struct {
+type IPTablesBackend struct {
 	verbs
 	b *iptBackend
 }
@@ -107,7 +107,7 @@ type IPTables struct {
 // NewIPTables prepares the back end in cfg.NetNS: it picks the flavor and
 // opens an ipset client. It changes nothing until the first Apply. An
 // error wrapping ErrNotSupported means the binaries or ipset are missing.
-func NewIPTables(cfg *IPTablesConfig) (*IPTables, error) {
+func NewIPTables(cfg *IPTablesConfig) (*IPTablesBackend, error) {
 	c := IPTablesConfig{}
 	if cfg != nil {
 		c = *cfg
@@ -125,17 +125,17 @@ func NewIPTables(cfg *IPTablesConfig) (*IPTables, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &IPTables{verbs{&b.syncEngine, b}, b}, nil
+	return &IPTablesBackend{verbs{&b.syncEngine, b}, b}, nil
 }
 
 // Flavor returns the flavor in use (never FlavorAuto).
-func (t *IPTables) Flavor() Flavor { return t.b.flavor }
+func (t *IPTablesBackend) Flavor() Flavor { return t.b.flavor }
 
 // Render returns r as the owned chains' iptables-save text.
-func (t *IPTables) Render(r *Ruleset) (string, error) { return t.b.render(r) }
+func (t *IPTablesBackend) Render(r *Ruleset) (string, error) { return t.b.render(r) }
 
 // Close releases the ipset client. It does not change the kernel's state.
-func (t *IPTables) Close() error { return t.b.close() }
+func (t *IPTablesBackend) Close() error { return t.b.close() }
 
 // checkCommon checks, and defaults, what both back ends' configs (named
 // cfg in errors) hold: NetNS, Family and Instance.

@@ -23,15 +23,15 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 		field, value string
 	}{
 		{"mark two bits", IPv4, Options{MasqueradeMark: 0x6000}, 0, Member{}, "Options.MasqueradeMark", "0x6000"},
-		{"cidr host bits", IPv4, Options{LocalDetector: LocalDetector{Mode: LocalCIDR, CIDR: mustPrefix("198.18.0.1/16")}}, 0, Member{}, "Options.LocalDetector.CIDR", "198.18.0.1/16"},
-		{"cidr wrong family", IPv6, Options{LocalDetector: LocalDetector{Mode: LocalCIDR, CIDR: mustPrefix("198.18.0.0/16")}}, 0, Member{}, "Options.LocalDetector.CIDR", "198.18.0.0/16"},
-		{"iface too long", IPv4, Options{LocalDetector: LocalDetector{Mode: LocalInterface, Interface: "a-very-long-name0"}}, 0, Member{}, "Options.LocalDetector.Interface", "a-very-long-name0"},
-		{"iface wildcard", IPv4, Options{LocalDetector: LocalDetector{Mode: LocalInterfacePrefix, Interface: "veth+"}}, 0, Member{}, "Options.LocalDetector.Interface", "veth+"},
-		{"iface in cidr mode", IPv4, Options{LocalDetector: LocalDetector{Mode: LocalCIDR, Interface: "x"}}, 0, Member{}, "Options.LocalDetector.Interface", "x"},
-		{"unknown mode", IPv4, Options{LocalDetector: LocalDetector{Mode: 9}}, 0, Member{}, "Options.LocalDetector.Mode", "LocalMode(9)"},
-		{"port zero", IPv4, Options{}, ClusterIP, AddrPort(v4, TCP, 0), "cluster-ip[198.18.0.1,tcp:0].Port", "0"},
-		{"bad proto", IPv4, Options{}, ClusterIP, AddrPort(v4, 1, 80), "cluster-ip[198.18.0.1,icmp:80].Proto", "icmp"},
-		{"v6 addr in v4", IPv4, Options{}, ClusterIP, AddrPort(v6, TCP, 80), "cluster-ip[2001:db8::1,tcp:80].Addr", "2001:db8::1"},
+		{"cidr host bits", IPv4, Options{LocalMatch: LocalMatch{Mode: LocalCIDR, CIDR: mustPrefix("198.18.0.1/16")}}, 0, Member{}, "Options.LocalMatch.CIDR", "198.18.0.1/16"},
+		{"cidr wrong family", IPv6, Options{LocalMatch: LocalMatch{Mode: LocalCIDR, CIDR: mustPrefix("198.18.0.0/16")}}, 0, Member{}, "Options.LocalMatch.CIDR", "198.18.0.0/16"},
+		{"iface too long", IPv4, Options{LocalMatch: LocalMatch{Mode: LocalInterface, Interface: "a-very-long-name0"}}, 0, Member{}, "Options.LocalMatch.Interface", "a-very-long-name0"},
+		{"iface wildcard", IPv4, Options{LocalMatch: LocalMatch{Mode: LocalInterfacePrefix, Interface: "veth+"}}, 0, Member{}, "Options.LocalMatch.Interface", "veth+"},
+		{"iface in cidr mode", IPv4, Options{LocalMatch: LocalMatch{Mode: LocalCIDR, Interface: "x"}}, 0, Member{}, "Options.LocalMatch.Interface", "x"},
+		{"unknown mode", IPv4, Options{LocalMatch: LocalMatch{Mode: 9}}, 0, Member{}, "Options.LocalMatch.Mode", "LocalMode(9)"},
+		{"port zero", IPv4, Options{}, ClusterIPSet, AddrPort(v4, TCP, 0), "cluster-ip[198.18.0.1,tcp:0].Port", "0"},
+		{"bad proto", IPv4, Options{}, ClusterIPSet, AddrPort(v4, 1, 80), "cluster-ip[198.18.0.1,icmp:80].Proto", "icmp"},
+		{"v6 addr in v4", IPv4, Options{}, ClusterIPSet, AddrPort(v6, TCP, 80), "cluster-ip[2001:db8::1,tcp:80].Addr", "2001:db8::1"},
 		{"mapped addr", IPv6, Options{}, IPVSIPs, Addr(mustAddr("::ffff:198.18.0.1")), "ipvs-ips[::ffff:198.18.0.1].Addr", "::ffff:198.18.0.1"},
 		{"port in addr set", IPv4, Options{}, IPVSIPs, AddrPort(v4, TCP, 80), "ipvs-ips[198.18.0.1,tcp:80].Port", "tcp:80"},
 		{"addr in port set", IPv4, Options{}, NodePortTCP, Member{Addr: v4, Port: 30000}, "node-port-tcp[198.18.0.1].Addr", "198.18.0.1"},
@@ -39,7 +39,7 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 		{"sctp set tcp", IPv4, Options{}, NodePortSCTP, AddrPort(v4, TCP, 30000), "node-port-sctp[198.18.0.1,tcp:30000].Proto", "tcp"},
 		{"missing addr2", IPv4, Options{}, LoopBack, AddrPort(v4, TCP, 80), "loop-back[198.18.0.1,tcp:80].Addr2", ""},
 		{"net host bits", IPv4, Options{}, LoadBalancerSourceCIDR, AddrPortNet(v4, TCP, 80, mustPrefix("198.19.0.1/24")), "load-balancer-source-cidr[198.18.0.1,tcp:80,198.19.0.1/24].Net", "198.19.0.1/24"},
-		{"net in plain set", IPv4, Options{}, ClusterIP, AddrPortNet(v4, TCP, 80, mustPrefix("198.19.0.0/24")), "cluster-ip[198.18.0.1,tcp:80,198.19.0.0/24].Net", "198.19.0.0/24"},
+		{"net in plain set", IPv4, Options{}, ClusterIPSet, AddrPortNet(v4, TCP, 80, mustPrefix("198.19.0.0/24")), "cluster-ip[198.18.0.1,tcp:80,198.19.0.0/24].Net", "198.19.0.0/24"},
 		{"bad family", 5, Options{}, 0, Member{}, "Family", "Family(5)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestAddToUnknownSetIsAValidationError(t *testing.T) {
 
 func TestIPSetNames(t *testing.T) {
 	for s, want := range map[SetName][2]string{
-		ClusterIP:              {"KUBE-CLUSTER-IP", "KUBE-6-CLUSTER-IP"},
+		ClusterIPSet:           {"KUBE-CLUSTER-IP", "KUBE-6-CLUSTER-IP"},
 		LoadBalancerSourceCIDR: {"KUBE-LOAD-BALANCER-SOURCE-CIDR", "KUBE-6-LOAD-BALANCER-SOURCE-CID"},
 		NodePortLocalSCTP:      {"KUBE-NODE-PORT-LOCAL-SCTP-HASH", "KUBE-6-NODE-PORT-LOCAL-SCTP-HAS"},
 		LBNoNodeAccess:         {"", ""},
@@ -117,12 +117,12 @@ func TestCloneEqualDelta(t *testing.T) {
 		t.Fatal("a clone must equal its original")
 	}
 	m := AddrPort(mustAddr("198.18.9.9"), TCP, 80)
-	c.Add(ClusterIP, m)
-	c.Remove(ClusterIP, AddrPort(mustAddr("198.18.0.1"), TCP, 80))
-	if c.Equal(r) || r.Has(ClusterIP, m) {
+	c.Add(ClusterIPSet, m)
+	c.Remove(ClusterIPSet, AddrPort(mustAddr("198.18.0.1"), TCP, 80))
+	if c.Equal(r) || r.Has(ClusterIPSet, m) {
 		t.Fatal("changing a clone changed the original, or Equal missed the change")
 	}
-	add, del := c.delta(r, ClusterIP)
+	add, del := c.delta(r, ClusterIPSet)
 	if len(add) != 1 || add[0] != m || len(del) != 1 || del[0].Port != 80 || del[0].Addr != mustAddr("198.18.0.1") {
 		t.Fatalf("delta: add %v del %v", add, del)
 	}
@@ -156,8 +156,8 @@ func TestJournalDeltasEqualFullDiff(t *testing.T) {
 	old := r.Clone()
 	m := r.mark()
 	a := mustAddr("198.18.30.1")
-	r.Add(ClusterIP, AddrPort(a, TCP, 1), AddrPort(a, TCP, 2))
-	r.Remove(ClusterIP, AddrPort(a, TCP, 2))     // added then removed: no change
+	r.Add(ClusterIPSet, AddrPort(a, TCP, 1), AddrPort(a, TCP, 2))
+	r.Remove(ClusterIPSet, AddrPort(a, TCP, 2))  // added then removed: no change
 	r.Remove(NodePortTCP, Port(30080))           // removed
 	r.Add(NodePortTCP, Port(30080))              // and back: no change
 	r.Clear(LoopBack)                            // all removed
@@ -168,7 +168,7 @@ func TestJournalDeltasEqualFullDiff(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("journal deltas %v, full diff %v", got, want)
 	}
-	if len(got[ClusterIP].Add) != 1 || len(got[LoopBack].Del) != 1 || len(got[NodePortTCP].Add)+len(got[NodePortTCP].Del) != 0 {
+	if len(got[ClusterIPSet].Add) != 1 || len(got[LoopBack].Del) != 1 || len(got[NodePortTCP].Add)+len(got[NodePortTCP].Del) != 0 {
 		t.Fatalf("unexpected deltas: %v", got)
 	}
 }

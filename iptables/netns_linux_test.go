@@ -32,10 +32,10 @@ func TestIntegrationNetNSRuleIPTables(t *testing.T) {
 	}
 	r := sampleFor(t, IPv4, FlavorNFT, Options{})
 	nsfdtest.Rule(t, here, there,
-		func(ns netns.NsHandle) (*IPTables, error) {
+		func(ns netns.NsHandle) (*IPTablesBackend, error) {
 			return NewIPTables(&IPTablesConfig{NetNS: ns, Family: IPv4, Flavor: FlavorNFT})
 		},
-		func(t *testing.T, b *IPTables, in, notIn *testutil.NetNS) {
+		func(t *testing.T, b *IPTablesBackend, in, notIn *testutil.NetNS) {
 			if err := b.Apply(testCtx(t), r); err != nil {
 				t.Fatal(err)
 			}
@@ -65,10 +65,10 @@ func TestIntegrationNetNSRuleNFTables(t *testing.T) {
 	}
 	r := sample(IPv4, Options{})
 	nsfdtest.Rule(t, here, there,
-		func(ns netns.NsHandle) (*NFTables, error) {
+		func(ns netns.NsHandle) (*NFTablesBackend, error) {
 			return NewNFTables(&NFTablesConfig{NetNS: ns, Family: IPv4})
 		},
-		func(t *testing.T, b *NFTables, in, notIn *testutil.NetNS) {
+		func(t *testing.T, b *NFTablesBackend, in, notIn *testutil.NetNS) {
 			if err := b.Apply(testCtx(t), r); err != nil {
 				t.Fatal(err)
 			}

@@ -28,7 +28,7 @@ func TestIntegrationNFTablesCheckClean(t *testing.T) {
 				if err != nil || len(ds) != 0 {
 					t.Fatalf("Check after a full Apply: %v\n%s", err, driftLines(ds))
 				}
-				r.Remove(ClusterIP, r.Members(ClusterIP)[0])
+				r.Remove(ClusterIPSet, r.Members(ClusterIPSet)[0])
 				r.Add(LoadBalancerSourceCIDR, r.Members(LoadBalancerSourceCIDR)[0])
 				mutate(rand.New(rand.NewPCG(3, uint64(f))), r)
 				if err := b.Apply(testCtx(t), r); err != nil {
@@ -228,7 +228,7 @@ func TestIntegrationNFTablesStats(t *testing.T) {
 		st.RuleWrites != len(chains)+rules || st.RulesTime <= 0 || st.SetsTime != 0 {
 		t.Fatalf("full sync stats %+v; want %d members, %d chain and rule messages, all time in RulesTime", st, members, len(chains)+rules)
 	}
-	r.Add(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80), AddrPort(mustAddr("198.18.9.9"), TCP, 81))
+	r.Add(ClusterIPSet, AddrPort(mustAddr("198.18.9.9"), TCP, 80), AddrPort(mustAddr("198.18.9.9"), TCP, 81))
 	r.Remove(NodePortTCP, Port(30080))
 	if err := b.Apply(testCtx(t), r); err != nil {
 		t.Fatal(err)
@@ -244,7 +244,7 @@ func TestIntegrationNFTablesStats(t *testing.T) {
 		t.Fatalf("a sync without change: %+v", st)
 	}
 	bad := r.Clone()
-	bad.Add(ClusterIP, AddrPort(mustAddr("2001:db8::1"), TCP, 80))
+	bad.Add(ClusterIPSet, AddrPort(mustAddr("2001:db8::1"), TCP, 80))
 	if err := b.Apply(testCtx(t), bad); err == nil {
 		t.Fatal("a bad ruleset was applied")
 	}
@@ -263,7 +263,7 @@ func TestIntegrationNFTablesRepairAfterFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := r.Clone()
-	next.Add(ClusterIP, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
+	next.Add(ClusterIPSet, AddrPort(mustAddr("198.18.9.9"), TCP, 80))
 	ns.Exec(t, "nft", "delete table ip ipvskit") // the incremental batch fails
 	if err := b.Apply(testCtx(t), next); err == nil {
 		t.Fatal("an incremental sync into a deleted table succeeded")

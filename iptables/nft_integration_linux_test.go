@@ -10,14 +10,14 @@ import (
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
 
-func newNFT(t *testing.T, ns *testutil.NetNS, f Family, maxBatch int) *NFTables {
+func newNFT(t *testing.T, ns *testutil.NetNS, f Family, maxBatch int) *NFTablesBackend {
 	t.Helper()
 	return newNFTWith(t, &NFTablesConfig{NetNS: ns.Handle(), Family: f, MaxBatchElements: maxBatch})
 }
 
 // newNFTWith opens the back end for cfg, closed when t ends; a kernel
 // without nf_tables skips t.
-func newNFTWith(t *testing.T, cfg *NFTablesConfig) *NFTables {
+func newNFTWith(t *testing.T, cfg *NFTablesConfig) *NFTablesBackend {
 	t.Helper()
 	b, err := NewNFTables(cfg)
 	if errors.Is(err, ErrNotSupported) {
@@ -152,8 +152,8 @@ func TestIntegrationNFTablesRejectsBadInput(t *testing.T) {
 	}
 	before := listTable(t, ns, IPv4, DefaultTable)
 	bad := good.Clone()
-	bad.Add(ClusterIP, AddrPort(mustAddr("198.18.50.1"), TCP, 81))
-	bad.Add(ClusterIP, AddrPort(mustAddr("2001:db8::1"), TCP, 80))
+	bad.Add(ClusterIPSet, AddrPort(mustAddr("198.18.50.1"), TCP, 81))
+	bad.Add(ClusterIPSet, AddrPort(mustAddr("2001:db8::1"), TCP, 80))
 	var ve *ValidationError
 	if err := b.Apply(testCtx(t), bad); !errors.As(err, &ve) || ve.Value != "2001:db8::1" {
 		t.Fatalf("want a ValidationError naming 2001:db8::1, got %v", err)
@@ -177,7 +177,7 @@ func TestIntegrationNFTablesFailedApplyIsRepaired(t *testing.T) {
 	}
 	next := r.Clone()
 	for i := range 10 {
-		next.Add(ClusterIP, AddrPort(mustAddr("198.18.60.1"), TCP, uint16(1000+i)))
+		next.Add(ClusterIPSet, AddrPort(mustAddr("198.18.60.1"), TCP, uint16(1000+i)))
 	}
 	next.Clear(LoopBack)
 	b.b.beforeFlush = func(c *nftables.Conn, batch int) {

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// nftBackend is the Linux implementation of NFTables.
+// nftBackend is the Linux implementation of NFTablesBackend.
 type nftBackend struct {
 	cfg   NFTablesConfig
 	conn  *nftables.Conn

@@ -26,10 +26,12 @@ func (b *nftBackend) writeFull(context.Context, *Ruleset, bool) error { return b
 func (b *nftBackend) writeDeltas(context.Context, *Ruleset, *Ruleset, *setDeltas) error {
 	return b.unsupported()
 }
-func (b *nftBackend) drift(context.Context, *Ruleset) ([]Drift, error) { return nil, b.unsupported() }
-func (b *nftBackend) ownLedger(context.Context) (*Ruleset, error)      { return nil, b.unsupported() }
-func (b *nftBackend) removeOwn(context.Context) error                  { return b.unsupported() }
-func (b *nftBackend) close() error                                     { return nil }
+func (b *nftBackend) drift(context.Context, *Ruleset) ([]ObjectDrift, error) {
+	return nil, b.unsupported()
+}
+func (b *nftBackend) ownLedger(context.Context) (*Ruleset, error) { return nil, b.unsupported() }
+func (b *nftBackend) removeOwn(context.Context) error             { return b.unsupported() }
+func (b *nftBackend) close() error                                { return nil }
 
 func (b *nftBackend) unsupported() error {
 	return fmt.Errorf("nftables back end on %s: %w", runtime.GOOS, ErrNotSupported)

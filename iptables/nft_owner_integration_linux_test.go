@@ -15,7 +15,7 @@ import (
 )
 
 // newNFTInstance is newNFT for a named instance.
-func newNFTInstance(t *testing.T, ns *testutil.NetNS, f Family, instance string) *NFTables {
+func newNFTInstance(t *testing.T, ns *testutil.NetNS, f Family, instance string) *NFTablesBackend {
 	t.Helper()
 	return newNFTWith(t, &NFTablesConfig{NetNS: ns.Handle(), Family: f, Instance: instance})
 }
@@ -130,7 +130,7 @@ func TestIntegrationNFTablesKubeProxyTableUntouched(t *testing.T) {
 
 // runSteps drives b through every operation with r, checking each one's
 // own result, and calls check after each.
-func runSteps(t *testing.T, ns *testutil.NetNS, b *NFTables, r *Ruleset, check func(step string)) {
+func runSteps(t *testing.T, ns *testutil.NetNS, b *NFTablesBackend, r *Ruleset, check func(step string)) {
 	t.Helper()
 	ctx := testCtx(t)
 	f := r.family()
@@ -187,7 +187,7 @@ func TestIntegrationNFTablesTwoInstances(t *testing.T) {
 			ctx := testCtx(t)
 			a, b := newNFTInstance(t, ns, f, "a"), newNFTInstance(t, ns, f, "b")
 			ra, rb := sample(f, Options{}), sample(f, Options{MasqueradeAll: true})
-			ra.Add(VirtualServers, ra.Members(ClusterIP)...)
+			ra.Add(VirtualServers, ra.Members(ClusterIPSet)...)
 			rb.Add(VirtualServers, rb.Members(LoadBalancer)...)
 			if err := a.Apply(ctx, ra); err != nil {
 				t.Fatal(err)
@@ -197,7 +197,7 @@ func TestIntegrationNFTablesTwoInstances(t *testing.T) {
 			}
 			for _, x := range []struct {
 				name string
-				b    *NFTables
+				b    *NFTablesBackend
 				r    *Ruleset
 			}{{"a", a, ra}, {"b", b, rb}} {
 				if got, want := listTable(t, ns, f, x.name), instanceListing(t, x.r, x.name); got != want {

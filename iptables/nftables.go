@@ -40,7 +40,7 @@ type NFTablesConfig struct {
 	MaxBatchElements int
 }
 
-// NFTables is the nftables back end: the ruleset in a table of its own
+// NFTablesBackend is the nftables back end: the ruleset in a table of its own
 // (table ip ipvskit or table ip6 ipvskit), sets with concatenated keys in
 // place of ipsets, written over netlink through github.com/google/nftables
 // (no nft binary). It keeps what it last applied in memory: a sync with a
@@ -76,7 +76,7 @@ type NFTablesConfig struct {
 // KUBE-NODE-PORT chain have no equivalent here: the host firewall must
 // allow that traffic itself. For the same reason the physdev test of the
 // external-IP accept rules is left out.
-type NFTables struct {
+type NFTablesBackend struct {
 	verbs
 	b *nftBackend
 }
@@ -84,7 +84,7 @@ type NFTables struct {
 // NewNFTables opens a netlink socket to nf_tables in cfg.NetNS. It does not
 // change anything until the first Apply. An error wrapping ErrNotSupported
 // means the kernel lacks nf_tables.
-func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
+func NewNFTables(cfg *NFTablesConfig) (*NFTablesBackend, error) {
 	c := NFTablesConfig{}
 	if cfg != nil {
 		c = *cfg
@@ -106,13 +106,13 @@ func NewNFTables(cfg *NFTablesConfig) (*NFTables, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &NFTables{verbs{&b.syncEngine, b}, b}, nil
+	return &NFTablesBackend{verbs{&b.syncEngine, b}, b}, nil
 }
 
 // Render returns r as the `nft -f` script a full sync is equivalent to.
-func (n *NFTables) Render(r *Ruleset) (string, error) {
+func (n *NFTablesBackend) Render(r *Ruleset) (string, error) {
 	return renderNFT(r, n.b.table.Name, n.b.mark)
 }
 
 // Close releases the socket. It does not change the kernel's state.
-func (n *NFTables) Close() error { return n.b.close() }
+func (n *NFTablesBackend) Close() error { return n.b.close() }

@@ -81,7 +81,7 @@ func TestIntegrationNFTablesNamesRefusedRule(t *testing.T) {
 // table "other" (a chain with one rule) and an nftables back end of family f
 // there. It returns them, nft's word for the family and the namespace's
 // ruleset before anything of ours.
-func besideAnotherTable(t *testing.T, f Family) (*testutil.NetNS, *NFTables, string, string) {
+func besideAnotherTable(t *testing.T, f Family) (*testutil.NetNS, *NFTablesBackend, string, string) {
 	t.Helper()
 	ns := testutil.NewNetNS(t)
 	b := newNFT(t, ns, f, 0)

@@ -17,8 +17,8 @@ import (
 // drift reads the owned table back (its sets with their elements, its
 // chains with their rules) and compares it with r, changing nothing. A
 // table of its name without the mark is reported as a *ForeignError.
-func (b *nftBackend) drift(ctx context.Context, r *Ruleset) ([]Drift, error) {
-	var out []Drift
+func (b *nftBackend) drift(ctx context.Context, r *Ruleset) ([]ObjectDrift, error) {
+	var out []ObjectDrift
 	err := b.bounded(ctx, func() error {
 		var err error
 		out, err = b.readDrift(r)
@@ -30,7 +30,7 @@ func (b *nftBackend) drift(ctx context.Context, r *Ruleset) ([]Drift, error) {
 	return out, nil
 }
 
-func (b *nftBackend) readDrift(r *Ruleset) ([]Drift, error) {
+func (b *nftBackend) readDrift(r *Ruleset) ([]ObjectDrift, error) {
 	fam, _ := nftFamily(b.cfg.Family)
 	prefix := fam + " " + b.table.Name + " "
 	tables, err := b.conn.ListTablesOfFamily(b.table.Family)
@@ -39,16 +39,16 @@ func (b *nftBackend) readDrift(r *Ruleset) ([]Drift, error) {
 	}
 	i := slices.IndexFunc(tables, func(t *nftables.Table) bool { return t.Name == b.table.Name })
 	if i < 0 {
-		return []Drift{{Object: "table " + strings.TrimSpace(prefix), Problem: "missing"}}, nil
+		return []ObjectDrift{{Object: "table " + strings.TrimSpace(prefix), Problem: "missing"}}, nil
 	}
-	var out []Drift
+	var out []ObjectDrift
 	if f := tables[i].Flags; f != 0 {
 		// Dormant turns the whole table off.
 		problem := fmt.Sprintf("flags %#x, want none", uint32(f))
 		if f&nftables.TableFlagDormant != 0 {
 			problem = fmt.Sprintf("dormant (flags %#x), want active", uint32(f))
 		}
-		out = append(out, Drift{Object: "table " + strings.TrimSpace(prefix), Problem: problem})
+		out = append(out, ObjectDrift{Object: "table " + strings.TrimSpace(prefix), Problem: problem})
 	}
 	sets, err := b.conn.GetSets(b.table)
 	if err != nil {
@@ -73,7 +73,7 @@ func (b *nftBackend) readDrift(r *Ruleset) ([]Drift, error) {
 		delete(have, s.String())
 	}
 	for _, name := range slices.Sorted(maps.Keys(have)) {
-		out = append(out, Drift{Object: "set " + prefix + name, Problem: "not applied by this back end"})
+		out = append(out, ObjectDrift{Object: "set " + prefix + name, Problem: "not applied by this back end"})
 	}
 
 	all, err := b.conn.ListChainsOfTableFamily(b.table.Family)
@@ -91,11 +91,11 @@ func (b *nftBackend) readDrift(r *Ruleset) ([]Drift, error) {
 		got := chains[ch.name]
 		delete(chains, ch.name)
 		if got == nil {
-			out = append(out, Drift{Object: obj, Problem: "missing"})
+			out = append(out, ObjectDrift{Object: obj, Problem: "missing"})
 			continue
 		}
 		if want, have := baseText(ch.base), chainBaseText(got); want != have {
-			out = append(out, Drift{Object: obj, Problem: fmt.Sprintf("%s, want %s", have, want)})
+			out = append(out, ObjectDrift{Object: obj, Problem: fmt.Sprintf("%s, want %s", have, want)})
 		}
 		rules, err := b.conn.GetRules(b.table, got)
 		if err != nil {
@@ -110,28 +110,28 @@ func (b *nftBackend) readDrift(r *Ruleset) ([]Drift, error) {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(chains)) {
-		out = append(out, Drift{Object: "chain " + prefix + name, Problem: "not applied by this back end"})
+		out = append(out, ObjectDrift{Object: "chain " + prefix + name, Problem: "not applied by this back end"})
 	}
 	return out, nil
 }
 
 // checkSet compares the kernel's set got (nil: missing) with the members r
 // gives set s.
-func (b *nftBackend) checkSet(r *Ruleset, s SetName, got *nftables.Set, obj string) (Drift, bool, error) {
+func (b *nftBackend) checkSet(r *Ruleset, s SetName, got *nftables.Set, obj string) (ObjectDrift, bool, error) {
 	if got == nil {
-		return Drift{Object: obj, Problem: "missing"}, true, nil
+		return ObjectDrift{Object: obj, Problem: "missing"}, true, nil
 	}
 	spec := nftSetSpec(b.table, b.cfg.Family, s, b.mark)
 	if got.KeyType.Bytes != spec.KeyType.Bytes || got.Interval != spec.Interval {
-		return Drift{Object: obj, Problem: fmt.Sprintf("key of %d bytes (interval %v), want %d bytes (interval %v)",
+		return ObjectDrift{Object: obj, Problem: fmt.Sprintf("key of %d bytes (interval %v), want %d bytes (interval %v)",
 			got.KeyType.Bytes, got.Interval, spec.KeyType.Bytes, spec.Interval)}, true, nil
 	}
 	if got.Comment != b.mark {
-		return Drift{Object: obj, Problem: fmt.Sprintf("comment %q, want %q", got.Comment, b.mark)}, true, nil
+		return ObjectDrift{Object: obj, Problem: fmt.Sprintf("comment %q, want %q", got.Comment, b.mark)}, true, nil
 	}
 	elems, err := b.conn.GetSetElements(got)
 	if err != nil {
-		return Drift{}, false, err
+		return ObjectDrift{}, false, err
 	}
 	var want, have []item
 	for _, m := range nftMembers(r, s) {
@@ -151,7 +151,7 @@ func (b *nftBackend) checkSet(r *Ruleset, s SetName, got *nftables.Set, obj stri
 // ruleDrift compares a chain's rules in the kernel with the wanted ones,
 // in order. A rule's identity is its expressions as sent to the kernel;
 // an extra rule is shown by its handle.
-func (b *nftBackend) ruleDrift(obj string, want []nftRule, got []*nftables.Rule) (Drift, bool, error) {
+func (b *nftBackend) ruleDrift(obj string, want []nftRule, got []*nftables.Rule) (ObjectDrift, bool, error) {
 	fam := byte(unix.NFPROTO_IPV4)
 	if b.cfg.Family == IPv6 {
 		fam = unix.NFPROTO_IPV6
@@ -166,14 +166,14 @@ func (b *nftBackend) ruleDrift(obj string, want []nftRule, got []*nftables.Rule)
 		})
 		k, err := exprKey(fam, es)
 		if err != nil {
-			return Drift{}, false, err
+			return ObjectDrift{}, false, err
 		}
 		w = append(w, item{k, rl.text})
 	}
 	for _, rl := range got {
 		k, err := exprKey(fam, rl.Exprs)
 		if err != nil {
-			return Drift{}, false, err
+			return ObjectDrift{}, false, err
 		}
 		g = append(g, item{k, fmt.Sprintf("handle %d", rl.Handle)})
 	}

@@ -45,7 +45,7 @@ func nftProbes() []nftProbe {
 	}
 	return []nftProbe{
 		{featTable, func(*nftables.Conn, *nftables.Table, Family) {}},
-		{featSetHash, set(ClusterIP)},
+		{featSetHash, set(ClusterIPSet)},
 		{featSetBitmap, set(NodePortTCP)},
 		{featSetPipapo, set(LoadBalancerSourceCIDR)},
 		{featChainBase, base(nftables.ChainTypeFilter, nftables.ChainHookInput)},

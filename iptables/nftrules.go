@@ -268,34 +268,34 @@ func nftChains(r *Ruleset, ids setRefs) []nftChain {
 		rule(b.saddrIn(loopback(f), false), ret),
 		rule(b.dst(LoadBalancer), jump("load-balancer")),
 	}
-	switch d := o.LocalDetector; {
+	switch d := o.LocalMatch; {
 	case o.MasqueradeAll:
-		services = append(services, rule(b.dst(ClusterIP), mm))
+		services = append(services, rule(b.dst(ClusterIPSet), mm))
 	case d.Mode == LocalCIDR:
-		services = append(services, rule(b.saddrIn(d.CIDR, true), b.dst(ClusterIP), mm))
+		services = append(services, rule(b.saddrIn(d.CIDR, true), b.dst(ClusterIPSet), mm))
 	case d.Mode == LocalInterface:
-		services = append(services, rule(iifnameNot(d.Interface, false), b.dst(ClusterIP), mm))
+		services = append(services, rule(iifnameNot(d.Interface, false), b.dst(ClusterIPSet), mm))
 	case d.Mode == LocalInterfacePrefix:
-		services = append(services, rule(iifnameNot(d.Interface, true), b.dst(ClusterIP), mm))
+		services = append(services, rule(iifnameNot(d.Interface, true), b.dst(ClusterIPSet), mm))
 	default:
-		services = append(services, rule(b.concat(ClusterIP, true, false), mm))
+		services = append(services, rule(b.concat(ClusterIPSet, true, false), mm))
 	}
 	services = append(services,
-		rule(b.dst(ExternalIP), mm),
-		rule(b.dst(ExternalIP), fibLocal(true, true), accept),
-		rule(b.dst(ExternalIP), fibLocal(false, false), accept),
+		rule(b.dst(ExternalIPSet), mm),
+		rule(b.dst(ExternalIPSet), fibLocal(true, true), accept),
+		rule(b.dst(ExternalIPSet), fibLocal(false, false), accept),
 		rule(b.dst(ExternalIPLocal), fibLocal(true, true), accept),
 		rule(b.dst(ExternalIPLocal), fibLocal(false, false), accept),
 		rule(fibLocal(false, false), jump("node-port")),
-		rule(b.dst(ClusterIP), accept),
+		rule(b.dst(ClusterIPSet), accept),
 		rule(b.dst(LoadBalancer), accept),
 	)
 	var ipvsFilter, outFilter []nftRule
 	if !o.NoVIPAccessFilter {
 		ipvsFilter = []nftRule{
 			rule(b.dst(LoadBalancer), ret),
-			rule(b.dst(ClusterIP), ret),
-			rule(b.dst(ExternalIP), ret),
+			rule(b.dst(ClusterIPSet), ret),
+			rule(b.dst(ExternalIPSet), ret),
 			rule(b.dst(ExternalIPLocal), ret),
 			rule(b.portLookup(0, HealthCheckNodePort), ret),
 			rule(ctStateNew(), b.daddrLookup(IPVSIPs), b.reject()),

@@ -18,13 +18,13 @@ const (
 	// LocalNone: no detector. Only traffic whose source is itself a
 	// service VIP is masqueraded on its way to a cluster IP.
 	LocalNone LocalMode = iota
-	// LocalCIDR: traffic from outside LocalDetector.CIDR is masqueraded.
+	// LocalCIDR: traffic from outside LocalMatch.CIDR is masqueraded.
 	LocalCIDR
-	// LocalInterface: traffic not arriving on LocalDetector.Interface is
+	// LocalInterface: traffic not arriving on LocalMatch.Interface is
 	// masqueraded.
 	LocalInterface
 	// LocalInterfacePrefix: traffic arriving on no interface whose name
-	// starts with LocalDetector.Interface is masqueraded.
+	// starts with LocalMatch.Interface is masqueraded.
 	LocalInterfacePrefix
 )
 
@@ -43,9 +43,9 @@ func (m LocalMode) String() string {
 	return fmt.Sprintf("LocalMode(%d)", uint8(m))
 }
 
-// LocalDetector selects local (pod) traffic for the cluster-IP masquerade
+// LocalMatch selects local (pod) traffic for the cluster-IP masquerade
 // rule. The zero value is LocalNone.
-type LocalDetector struct {
+type LocalMatch struct {
 	Mode LocalMode
 	// CIDR is the pod network, for LocalCIDR; it must have no host bits.
 	CIDR netip.Prefix
@@ -58,10 +58,10 @@ type LocalDetector struct {
 // The zero value is kube-proxy's default behaviour.
 type Options struct {
 	// MasqueradeAll masquerades all traffic to cluster IPs. It overrides
-	// LocalDetector for the cluster-IP rule.
+	// LocalMatch for the cluster-IP rule.
 	MasqueradeAll bool
-	// LocalDetector selects local traffic (see LocalMode).
-	LocalDetector LocalDetector
+	// LocalMatch selects local traffic (see LocalMode).
+	LocalMatch LocalMatch
 	// MasqueradeMark is the single mark bit that flags a packet for
 	// masquerade; zero means DefaultMasqueradeMark.
 	MasqueradeMark uint32
@@ -87,28 +87,28 @@ func (o *Options) validate(f Family) error {
 	if m := o.MasqueradeMark; m != 0 && m&(m-1) != 0 {
 		return &ValidationError{Field: "Options.MasqueradeMark", Value: fmt.Sprintf("%#x", m), Reason: "must have exactly one bit set"}
 	}
-	d := &o.LocalDetector
+	d := &o.LocalMatch
 	switch d.Mode {
 	case LocalNone:
 		if d.CIDR.IsValid() || d.Interface != "" {
-			return &ValidationError{Field: "Options.LocalDetector", Value: fmt.Sprintf("%v %q", d.CIDR, d.Interface), Reason: "mode none takes no CIDR or interface"}
+			return &ValidationError{Field: "Options.LocalMatch", Value: fmt.Sprintf("%v %q", d.CIDR, d.Interface), Reason: "mode none takes no CIDR or interface"}
 		}
 	case LocalCIDR:
 		if d.Interface != "" {
-			return &ValidationError{Field: "Options.LocalDetector.Interface", Value: d.Interface, Reason: "mode cidr takes no interface"}
+			return &ValidationError{Field: "Options.LocalMatch.Interface", Value: d.Interface, Reason: "mode cidr takes no interface"}
 		}
-		if err := checkPrefix("Options.LocalDetector.CIDR", f, d.CIDR); err != nil {
+		if err := checkPrefix("Options.LocalMatch.CIDR", f, d.CIDR); err != nil {
 			return err
 		}
 	case LocalInterface, LocalInterfacePrefix:
 		if d.CIDR.IsValid() {
-			return &ValidationError{Field: "Options.LocalDetector.CIDR", Value: d.CIDR.String(), Reason: "interface modes take no CIDR"}
+			return &ValidationError{Field: "Options.LocalMatch.CIDR", Value: d.CIDR.String(), Reason: "interface modes take no CIDR"}
 		}
-		if err := checkIfName("Options.LocalDetector.Interface", d.Interface); err != nil {
+		if err := checkIfName("Options.LocalMatch.Interface", d.Interface); err != nil {
 			return err
 		}
 	default:
-		return &ValidationError{Field: "Options.LocalDetector.Mode", Value: d.Mode.String(), Reason: "unknown mode"}
+		return &ValidationError{Field: "Options.LocalMatch.Mode", Value: d.Mode.String(), Reason: "unknown mode"}
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import "context"
 // joined (errors.Join), each an error wrapping ErrNotSupported that names the
 // feature and its module, so a caller sees every missing module at once.
 // It does not need, nor read, the back end's own table.
-func (n *NFTables) Probe(ctx context.Context) error { return n.b.probeAll(ctx) }
+func (n *NFTablesBackend) Probe(ctx context.Context) error { return n.b.probeAll(ctx) }
 
 // Probe checks, changing nothing, that the kernel has what the back end's
 // rules use: each ipset type (the TYPE query Create also sends), and each
@@ -19,4 +19,4 @@ func (n *NFTables) Probe(ctx context.Context) error { return n.b.probeAll(ctx) }
 // nft). It returns nil, or the missing features joined (errors.Join), each
 // an error wrapping ErrNotSupported that names the feature and its module.
 // That the binaries run was checked when the back end was made.
-func (t *IPTables) Probe(ctx context.Context) error { return t.b.probe(ctx) }
+func (t *IPTablesBackend) Probe(ctx context.Context) error { return t.b.probe(ctx) }

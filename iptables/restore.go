@@ -89,22 +89,22 @@ func renderIPTables(r *Ruleset, n *iptNames) (filter, nat *iptTable) {
 	if nonEmpty(LoadBalancer) {
 		nat.add(svc, "%s -j %s", match(LoadBalancer, "dst,dst"), n.loadBalancer)
 	}
-	if nonEmpty(ClusterIP) {
-		switch d := o.LocalDetector; {
+	if nonEmpty(ClusterIPSet) {
+		switch d := o.LocalMatch; {
 		case o.MasqueradeAll:
-			nat.add(svc, "%s -j %s", match(ClusterIP, "dst,dst"), masq)
+			nat.add(svc, "%s -j %s", match(ClusterIPSet, "dst,dst"), masq)
 		case d.Mode == LocalCIDR:
-			nat.add(svc, "! -s %s %s -j %s", d.CIDR, match(ClusterIP, "dst,dst"), masq)
+			nat.add(svc, "! -s %s %s -j %s", d.CIDR, match(ClusterIPSet, "dst,dst"), masq)
 		case d.Mode == LocalInterface:
-			nat.add(svc, "! -i %s %s -j %s", d.Interface, match(ClusterIP, "dst,dst"), masq)
+			nat.add(svc, "! -i %s %s -j %s", d.Interface, match(ClusterIPSet, "dst,dst"), masq)
 		case d.Mode == LocalInterfacePrefix:
-			nat.add(svc, "! -i %s+ %s -j %s", d.Interface, match(ClusterIP, "dst,dst"), masq)
+			nat.add(svc, "! -i %s+ %s -j %s", d.Interface, match(ClusterIPSet, "dst,dst"), masq)
 		default:
-			nat.add(svc, "%s -j %s", match(ClusterIP, "src,dst"), masq)
+			nat.add(svc, "%s -j %s", match(ClusterIPSet, "src,dst"), masq)
 		}
 	}
-	if nonEmpty(ExternalIP) {
-		m := match(ExternalIP, "dst,dst")
+	if nonEmpty(ExternalIPSet) {
+		m := match(ExternalIPSet, "dst,dst")
 		nat.add(svc, "%s -j %s", m, masq)
 		nat.add(svc, "%s -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT", m)
 		nat.add(svc, "%s -m addrtype --dst-type LOCAL -j ACCEPT", m)
@@ -115,8 +115,8 @@ func renderIPTables(r *Ruleset, n *iptNames) (filter, nat *iptTable) {
 		nat.add(svc, "%s -m addrtype --dst-type LOCAL -j ACCEPT", m)
 	}
 	nat.add(svc, "-m addrtype --dst-type LOCAL -j %s", n.natNodePort)
-	if nonEmpty(ClusterIP) {
-		nat.add(svc, "-m set --match-set %s dst,dst -j ACCEPT", name(ClusterIP))
+	if nonEmpty(ClusterIPSet) {
+		nat.add(svc, "-m set --match-set %s dst,dst -j ACCEPT", name(ClusterIPSet))
 	}
 	if nonEmpty(LoadBalancer) {
 		nat.add(svc, "-m set --match-set %s dst,dst -j ACCEPT", name(LoadBalancer))
@@ -166,7 +166,7 @@ func renderIPTables(r *Ruleset, n *iptNames) (filter, nat *iptTable) {
 	}
 	filter.add(n.sourceRanges, "-j DROP")
 	if !o.NoVIPAccessFilter {
-		for _, s := range []SetName{LoadBalancer, ClusterIP, ExternalIP, ExternalIPLocal} {
+		for _, s := range []SetName{LoadBalancer, ClusterIPSet, ExternalIPSet, ExternalIPLocal} {
 			filter.add(n.ipvsFilter, "-m set --match-set %s dst,dst -j RETURN", name(s))
 		}
 		filter.add(n.ipvsFilter, "-m set --match-set %s dst -j RETURN", name(HealthCheckNodePort))

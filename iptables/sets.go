@@ -12,16 +12,18 @@ import (
 type SetName uint8
 
 // The sets of kube-proxy's IPVS mode, plus LBNoNodeAccess, which kube-proxy
-// renders as one rule per member in KUBE-IPVS-OUT-FILTER.
+// renders as one rule per member in KUBE-IPVS-OUT-FILTER. ClusterIPSet and
+// ExternalIPSet carry the suffix that the proxier's frontend kinds
+// (proxier.ClusterIP, proxier.ExternalIP) do not, so the two never read alike.
 const (
-	// ClusterIP: cluster IP, protocol, port of every service port.
-	ClusterIP SetName = iota + 1
+	// ClusterIPSet: cluster IP, protocol, port of every service port.
+	ClusterIPSet SetName = iota + 1
 	// LoopBack: endpoint IP, protocol, port, endpoint IP again, for every
 	// endpoint on this node (hairpin masquerade).
 	LoopBack
-	// ExternalIP / ExternalIPLocal: external IP, protocol, port of services
+	// ExternalIPSet / ExternalIPLocal: external IP, protocol, port of services
 	// whose external traffic policy is Cluster / Local.
-	ExternalIP
+	ExternalIPSet
 	ExternalIPLocal
 	// LoadBalancer: load-balancer IP, protocol, port of every ingress VIP.
 	LoadBalancer
@@ -75,9 +77,9 @@ type setDef struct {
 }
 
 var setDefs = [numSets + 1]setDef{
-	ClusterIP:              {ShapeAddrPort, "KUBE-CLUSTER-IP", "cluster-ip", "Kubernetes service cluster ip + port for masquerade purpose", "CLUSTER-IP"},
+	ClusterIPSet:           {ShapeAddrPort, "KUBE-CLUSTER-IP", "cluster-ip", "Kubernetes service cluster ip + port for masquerade purpose", "CLUSTER-IP"},
 	LoopBack:               {ShapeAddrPortAddr, "KUBE-LOOP-BACK", "loop-back", "Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose", "LOOP-BACK"},
-	ExternalIP:             {ShapeAddrPort, "KUBE-EXTERNAL-IP", "external-ip", "Kubernetes service external ip + port for masquerade and filter purpose", "EXTERNAL-IP"},
+	ExternalIPSet:          {ShapeAddrPort, "KUBE-EXTERNAL-IP", "external-ip", "Kubernetes service external ip + port for masquerade and filter purpose", "EXTERNAL-IP"},
 	ExternalIPLocal:        {ShapeAddrPort, "KUBE-EXTERNAL-IP-LOCAL", "external-ip-local", "Kubernetes service external ip + port with externalTrafficPolicy=local", "EXTERNAL-LOCAL"},
 	LoadBalancer:           {ShapeAddrPort, "KUBE-LOAD-BALANCER", "load-balancer", "Kubernetes service lb portal", "LOAD-BALANCER"},
 	LoadBalancerLocal:      {ShapeAddrPort, "KUBE-LOAD-BALANCER-LOCAL", "load-balancer-local", "Kubernetes service load balancer ip + port with externalTrafficPolicy=local", "LB-LOCAL"},

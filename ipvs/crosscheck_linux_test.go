@@ -34,7 +34,7 @@ var crossCases = []crossCase{
 		name: "ipv6 persistence with prefix length, direct routing",
 		svc: Service{Protocol: TCP, Addr: mustAddr("2001:db8::1"), Port: 443, Scheduler: "wlc",
 			Persistence: Persistence{Timeout: 600 * time.Second, PrefixLen: 64}},
-		dests: []Destination{{Addr: mustAddr("2001:db8:1::1"), Port: 443, Forward: Route, Weight: 3}},
+		dests: []Destination{{Addr: mustAddr("2001:db8:1::1"), Port: 443, Forward: DirectRoute, Weight: 3}},
 		lines: []string{
 			"-A -t [2001:db8::1]:443 -s wlc -p 600 -M 64",
 			"-a -t [2001:db8::1]:443 -r [2001:db8:1::1]:443 -g -w 3",
@@ -53,7 +53,7 @@ var crossCases = []crossCase{
 	{
 		name:  "fwmark ipv4",
 		svc:   Service{FWMark: 7, Family: IPv4, Scheduler: "wrr"},
-		dests: []Destination{{Addr: mustAddr("198.18.1.4"), Forward: Route, Weight: 2}},
+		dests: []Destination{{Addr: mustAddr("198.18.1.4"), Forward: DirectRoute, Weight: 2}},
 		lines: []string{
 			"-A -f 7 -s wrr",
 			"-a -f 7 -r 198.18.1.4:0 -g -w 2",
@@ -62,7 +62,7 @@ var crossCases = []crossCase{
 	{
 		name:  "fwmark ipv6",
 		svc:   Service{FWMark: 8, Family: IPv6, Scheduler: "sh", SchedFlags: SHFallback | SHPort},
-		dests: []Destination{{Addr: mustAddr("2001:db8:1::2"), Forward: Route, Weight: 1}},
+		dests: []Destination{{Addr: mustAddr("2001:db8:1::2"), Forward: DirectRoute, Weight: 1}},
 		lines: []string{
 			"-A -f 8 -6 -s sh -b sh-fallback,sh-port",
 			"-a -f 8 -6 -r [2001:db8:1::2]:0 -g -w 1",

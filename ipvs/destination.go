@@ -12,13 +12,14 @@ import (
 // (IP_VS_CONN_F_FWD_MASK bits, include/uapi/linux/ip_vs.h lines 76-81).
 type ForwardMethod uint32
 
-// Forwarding methods. The zero value is Masq, as in the kernel.
+// Forwarding methods. The zero value is Masq, as in the kernel. ipvsadm's
+// tables call LocalNode "Local" and DirectRoute "Route".
 const (
-	Masq   ForwardMethod = 0 // NAT (IP_VS_CONN_F_MASQ, ipvsadm -m)
-	Local  ForwardMethod = 1 // local node (IP_VS_CONN_F_LOCALNODE)
-	Tunnel ForwardMethod = 2 // IP-in-IP, GUE or GRE tunnel (IP_VS_CONN_F_TUNNEL, ipvsadm -i)
-	Route  ForwardMethod = 3 // direct routing (IP_VS_CONN_F_DROUTE, ipvsadm -g)
-	Bypass ForwardMethod = 4 // cache bypass (IP_VS_CONN_F_BYPASS)
+	Masq        ForwardMethod = 0 // NAT (IP_VS_CONN_F_MASQ, ipvsadm -m)
+	LocalNode   ForwardMethod = 1 // local node (IP_VS_CONN_F_LOCALNODE)
+	Tunnel      ForwardMethod = 2 // IP-in-IP, GUE or GRE tunnel (IP_VS_CONN_F_TUNNEL, ipvsadm -i)
+	DirectRoute ForwardMethod = 3 // direct routing (IP_VS_CONN_F_DROUTE, ipvsadm -g)
+	Bypass      ForwardMethod = 4 // cache bypass (IP_VS_CONN_F_BYPASS)
 
 	fwdMask = 0x0007
 )
@@ -27,11 +28,11 @@ func (m ForwardMethod) String() string {
 	switch m {
 	case Masq:
 		return "masq"
-	case Local:
+	case LocalNode:
 		return "local"
 	case Tunnel:
 		return "tunnel"
-	case Route:
+	case DirectRoute:
 		return "route"
 	case Bypass:
 		return "bypass"

@@ -140,7 +140,7 @@ func validateDest(k ServiceKey, d Destination) error {
 		return invalid("Destination.Family", d.Family, "does not match Addr %v", d.Addr)
 	}
 	if d.Forward > Bypass {
-		return invalid("Destination.Forward", d.Forward, "want Masq, Local, Tunnel, Route or Bypass")
+		return invalid("Destination.Forward", d.Forward, "want Masq, LocalNode, Tunnel, DirectRoute or Bypass")
 	}
 	if d.family() != k.Family && d.Forward != Tunnel {
 		return invalid("Destination.Addr", d.Addr, "a %v destination of a %v service needs Forward Tunnel", d.family(), k.Family)

@@ -176,7 +176,7 @@ func TestStrings(t *testing.T) {
 		(SHFallback | SchedFlag3).String():                                          "flag-1,flag-3",
 		(TunnelCsum).String():                                                       "csum",
 		TunnelFlags(0).String():                                                     "nocsum",
-		Route.String():                                                              "route",
+		DirectRoute.String():                                                        "route",
 		GUE.String():                                                                "gue",
 		Backup.String():                                                             "backup",
 		Version(0x010201).String():                                                  "1.2.1",

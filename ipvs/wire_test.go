@@ -209,7 +209,7 @@ func TestDecodeDest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := DestinationInfo{
-		Destination: Destination{Addr: mustAddr("2001:db8::5"), Port: 80, Family: IPv6, Forward: Route, Weight: 4, UpperThreshold: 50, LowerThreshold: 5},
+		Destination: Destination{Addr: mustAddr("2001:db8::5"), Port: 80, Family: IPv6, Forward: DirectRoute, Weight: 4, UpperThreshold: 50, LowerThreshold: 5},
 		ActiveConns: 11, InactiveConns: 12, PersistentConns: 13, Stats: Stats{Connections: 1 << 33},
 	}
 	if di != want {
@@ -289,5 +289,5 @@ var roundTripCases = []struct {
 		Persistence: Persistence{Timeout: time.Hour, PrefixLen: 48}},
 		[]Destination{{Addr: mustAddr("198.18.1.1"), Port: 2, Forward: Tunnel, TunnelType: GUE, TunnelPort: 1, TunnelFlags: TunnelRemCsum}}},
 	{"fwmark", Service{FWMark: 1, Family: IPv4, Scheduler: "mh", SchedFlags: MHPort, OnePacket: true},
-		[]Destination{{Addr: mustAddr("198.18.1.2"), Forward: Local}, {Addr: mustAddr("198.18.1.3"), Forward: Bypass, Weight: math.MaxInt32}}},
+		[]Destination{{Addr: mustAddr("198.18.1.2"), Forward: LocalNode}, {Addr: mustAddr("198.18.1.3"), Forward: Bypass, Weight: math.MaxInt32}}},
 }

@@ -77,7 +77,7 @@ type fakeRules struct {
 	applied []*iptables.Ruleset
 	fail    bool
 	cleaned int
-	drift   []iptables.Drift
+	drift   []iptables.ObjectDrift
 	checks  int
 	repairs int
 	// failRepair makes the next Repair fail.
@@ -86,7 +86,7 @@ type fakeRules struct {
 	mem *iptablestest.Fake
 }
 
-func (f *fakeRules) Check(ctx context.Context) ([]iptables.Drift, error) {
+func (f *fakeRules) Check(ctx context.Context) ([]iptables.ObjectDrift, error) {
 	f.checks++
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func TestFirstSyncBuildsEverythingAndANoOpSyncSendsNothing(t *testing.T) {
 	}
 
 	rs := r.rules.last()
-	if len(r.rules.applied) != 1 || !rs.Has(iptables.ClusterIP, iptables.AddrPort(a("198.18.100.1"), iptables.TCP, 80)) ||
+	if len(r.rules.applied) != 1 || !rs.Has(iptables.ClusterIPSet, iptables.AddrPort(a("198.18.100.1"), iptables.TCP, 80)) ||
 		!rs.Has(iptables.IPVSIPs, iptables.Addr(a("198.18.100.1"))) {
 		t.Errorf("rules applied %d times; last: %v", len(r.rules.applied), rs)
 	}

@@ -31,7 +31,7 @@ type Drift struct {
 	// Object names what differs: "virtual server tcp 198.18.0.1:80",
 	// "destination tcp 198.18.0.1:80 -> 198.18.1.1:8080", "link
 	// ipvskit0", "address 198.18.0.1 on ipvskit0", a back end's object
-	// ("set KUBE-CLUSTER-IP", "table ip ipvskit", see iptables.Drift), or a
+	// ("set KUBE-CLUSTER-IP", "table ip ipvskit", see iptables.ObjectDrift), or a
 	// sysctl key.
 	Object string
 	// Problem says what was wrong: "missing", "not applied" (an owned

@@ -117,7 +117,7 @@ func TestReconcileRepairsEachDrift(t *testing.T) {
 			"addresses: address 198.18.100.2 on ipvskit0: missing",
 		}},
 		{"rules", func(t *testing.T, r *rig) {
-			r.rules.drift = []iptables.Drift{{Object: "set ip ipvskit cluster-ip", Problem: "2 members missing", Missing: 2}}
+			r.rules.drift = []iptables.ObjectDrift{{Object: "set ip ipvskit cluster-ip", Problem: "2 members missing", Missing: 2}}
 		}, []string{"sets IPv4: set ip ipvskit cluster-ip: 2 members missing"}},
 		{"sysctl", func(t *testing.T, r *rig) {
 			r.sys.Put("net/ipv4/vs/conntrack", "0")
@@ -129,7 +129,7 @@ func TestReconcileRepairsEachDrift(t *testing.T) {
 		{"everything at once", func(t *testing.T, r *rig) {
 			ctx := context.Background()
 			r.sys.Put("net/ipv4/vs/conntrack", "0")
-			r.rules.drift = []iptables.Drift{{Object: "table ip ipvskit", Problem: "missing"}}
+			r.rules.drift = []iptables.ObjectDrift{{Object: "table ip ipvskit", Problem: "missing"}}
 			must(t, r.link.Fake.Delete(ctx, DefaultLinkName))
 			must(t, r.ipvs.Fake.DeleteService(ctx, webKey()))
 		}, []string{
@@ -263,7 +263,7 @@ func TestReconcileFailureIsRepairedByTheNextSync(t *testing.T) {
 		t.Errorf("the Sync after a failed Reconcile applied the rules %d times, want once", len(r.rules.applied)-applies)
 	}
 	r.rules.failRepair = true
-	r.rules.drift = []iptables.Drift{{Object: "chain ip ipvskit services", Problem: "missing"}}
+	r.rules.drift = []iptables.ObjectDrift{{Object: "chain ip ipvskit services", Problem: "missing"}}
 
 	if _, err := r.p.Reconcile(ctx); !errors.As(err, &oe) || oe.Subsystem != SubsystemRules || !strings.Contains(err.Error(), "repairing IPv4") {
 		t.Fatalf("a failed rules repair: %v", err)
@@ -384,7 +384,7 @@ func TestReconcileIsObserved(t *testing.T) {
 	ctx := context.Background()
 	must(t, r.ipvs.Fake.DeleteService(ctx, webKey()))
 	must(t, r.link.Fake.Unbind(ctx, DefaultLinkName, a("198.18.100.1")))
-	r.rules.drift = []iptables.Drift{{Object: "set KUBE-CLUSTER-IP", Problem: "missing"}, {Object: "chain nat KUBE-SERVICES", Problem: "missing"}}
+	r.rules.drift = []iptables.ObjectDrift{{Object: "set KUBE-CLUSTER-IP", Problem: "missing"}, {Object: "chain nat KUBE-SERVICES", Problem: "missing"}}
 	r.reconcile(t)
 	r.reconcile(t)
 	if len(events) != 2 {

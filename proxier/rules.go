@@ -11,7 +11,7 @@ import (
 )
 
 // Rules is what the Proxier needs of a netfilter back end for one family:
-// *iptables.NFTables and *iptables.IPTables satisfy it.
+// *iptables.NFTablesBackend and *iptables.IPTablesBackend satisfy it.
 type Rules interface {
 	Apply(ctx context.Context, r *iptables.Ruleset) error
 	Render(r *iptables.Ruleset) (string, error)
@@ -19,7 +19,7 @@ type Rules interface {
 	Cleanup(ctx context.Context) error
 	// Check reports how the owned objects differ from what was last
 	// applied, changing nothing (Reconcile).
-	Check(ctx context.Context) ([]iptables.Drift, error)
+	Check(ctx context.Context) ([]iptables.ObjectDrift, error)
 	// Repair rewrites every owned object from what was last applied.
 	Repair(ctx context.Context) error
 	// Owned reads the ownership ledger back from the kernel, changing
@@ -45,13 +45,13 @@ func (c *Config) options(f Family) iptables.Options {
 	case len(d.ClusterCIDRs) > 0:
 		for _, p := range d.ClusterCIDRs {
 			if inet.FamilyOf(p.Addr()) == f {
-				o.LocalDetector = iptables.LocalDetector{Mode: iptables.LocalCIDR, CIDR: p}
+				o.LocalMatch = iptables.LocalMatch{Mode: iptables.LocalCIDR, CIDR: p}
 			}
 		}
 	case d.Interface != "":
-		o.LocalDetector = iptables.LocalDetector{Mode: iptables.LocalInterface, Interface: d.Interface}
+		o.LocalMatch = iptables.LocalMatch{Mode: iptables.LocalInterface, Interface: d.Interface}
 	case d.InterfacePrefix != "":
-		o.LocalDetector = iptables.LocalDetector{Mode: iptables.LocalInterfacePrefix, Interface: d.InterfacePrefix}
+		o.LocalMatch = iptables.LocalMatch{Mode: iptables.LocalInterfacePrefix, Interface: d.InterfacePrefix}
 	}
 	return o
 }
@@ -67,10 +67,10 @@ type memberFunc func(f Family, set iptables.SetName, m iptables.Member)
 func portMembers(svc *Service, pt Port, nodeIPs, node []netip.Addr, fams map[Family]bool, member memberFunc) {
 	proto, port := pt.Protocol.Inet(), uint16(pt.Port)
 	for _, a := range svc.ClusterIPs {
-		member(inet.FamilyOf(a), iptables.ClusterIP, iptables.AddrPort(a, proto, port))
+		member(inet.FamilyOf(a), iptables.ClusterIPSet, iptables.AddrPort(a, proto, port))
 	}
 	for _, a := range svc.ExternalIPs {
-		set := iptables.ExternalIP
+		set := iptables.ExternalIPSet
 		if svc.ExternalTrafficPolicy == Local {
 			set = iptables.ExternalIPLocal
 		}

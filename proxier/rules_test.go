@@ -28,12 +28,12 @@ func TestRulesetsFollowKubeProxysSets(t *testing.T) {
 		m    iptables.Member
 		want bool
 	}{
-		{v4, iptables.ClusterIP, ap("198.18.100.1", iptables.TCP, 80), true},
-		{v4, iptables.ClusterIP, ap("198.18.100.1", iptables.UDP, 53), true},
-		{v6, iptables.ClusterIP, ap("2001:db8:100::1", iptables.TCP, 80), true},
-		{v4, iptables.ClusterIP, ap("2001:db8:100::1", iptables.TCP, 80), false}, // families apart
+		{v4, iptables.ClusterIPSet, ap("198.18.100.1", iptables.TCP, 80), true},
+		{v4, iptables.ClusterIPSet, ap("198.18.100.1", iptables.UDP, 53), true},
+		{v6, iptables.ClusterIPSet, ap("2001:db8:100::1", iptables.TCP, 80), true},
+		{v4, iptables.ClusterIPSet, ap("2001:db8:100::1", iptables.TCP, 80), false}, // families apart
 		{v4, iptables.ExternalIPLocal, ap("198.18.200.1", iptables.TCP, 80), true},
-		{v4, iptables.ExternalIP, ap("198.18.200.1", iptables.TCP, 80), false},
+		{v4, iptables.ExternalIPSet, ap("198.18.200.1", iptables.TCP, 80), false},
 		{v4, iptables.LoadBalancer, ap("198.18.201.1", iptables.TCP, 80), true},
 		{v4, iptables.LoadBalancerLocal, ap("198.18.201.1", iptables.TCP, 80), true},
 		{v4, iptables.LoadBalancerFW, ap("198.18.201.1", iptables.TCP, 80), true},
@@ -69,7 +69,7 @@ func TestRulesAddBeforeAndRemoveAfter(t *testing.T) {
 	s.Services["two"] = Service{ClusterIPs: []netip.Addr{a("198.18.100.2")}, Ports: []Port{{Protocol: UDP, Port: 53}}}
 	p, withTwo := planFor(t, applied, s)
 	m := iptables.AddrPort(a("198.18.100.2"), iptables.UDP, 53)
-	if r := p.Rules[IPv4]; r == nil || !r.Has(iptables.ClusterIP, m) || len(p.RulesAfter) != 0 {
+	if r := p.Rules[IPv4]; r == nil || !r.Has(iptables.ClusterIPSet, m) || len(p.RulesAfter) != 0 {
 		t.Fatalf("adding: first %v, last %v", p.Rules, p.RulesAfter)
 	}
 	// Removing it: nothing new first, its entries go last.
@@ -77,7 +77,7 @@ func TestRulesAddBeforeAndRemoveAfter(t *testing.T) {
 	if len(p.Rules) != 0 {
 		t.Errorf("removing: rules applied first: %v", p.Rules)
 	}
-	if r := p.RulesAfter[IPv4]; r == nil || r.Has(iptables.ClusterIP, m) || !r.Has(iptables.ClusterIP, iptables.AddrPort(a("198.18.100.1"), iptables.TCP, 80)) {
+	if r := p.RulesAfter[IPv4]; r == nil || r.Has(iptables.ClusterIPSet, m) || !r.Has(iptables.ClusterIPSet, iptables.AddrPort(a("198.18.100.1"), iptables.TCP, 80)) {
 		t.Errorf("removing: last %v", p.RulesAfter)
 	}
 }

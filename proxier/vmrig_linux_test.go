@@ -369,7 +369,7 @@ func (tp *topology) newProxier(t *testing.T, cfg Config) *nodeKit {
 	d := tp.nodeDeps(t, cfg, iptables.FlavorAuto)
 	k := &nodeKit{ipvs: d.IPVS.(*ipvs.Client), rules: d.Rules}
 	for _, r := range d.Rules {
-		if ipt, ok := r.(*iptables.IPTables); ok {
+		if ipt, ok := r.(*iptables.IPTablesBackend); ok {
 			k.flavor = ipt.Flavor()
 		}
 	}

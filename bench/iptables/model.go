@@ -24,13 +24,13 @@ func addr(i int) netip.Addr {
 // source-range filter set stays empty: its rules need xt_ipvs, which the
 // build machine's kernel lacks.
 func Model(n int) *iptables.Ruleset {
-	r := iptables.NewRuleset(iptables.IPv4, iptables.Options{LocalDetector: iptables.LocalDetector{Mode: iptables.LocalCIDR, CIDR: netip.MustParsePrefix("198.19.128.0/17")}})
+	r := iptables.NewRuleset(iptables.IPv4, iptables.Options{LocalMatch: iptables.LocalMatch{Mode: iptables.LocalCIDR, CIDR: netip.MustParsePrefix("198.19.128.0/17")}})
 	for i := 0; i < n; i++ {
 		vip := addr(i)
-		r.Add(iptables.ClusterIP, iptables.AddrPort(vip, iptables.TCP, 80))
+		r.Add(iptables.ClusterIPSet, iptables.AddrPort(vip, iptables.TCP, 80))
 		r.Add(iptables.IPVSIPs, iptables.Addr(vip))
 		if i%5 == 0 {
-			r.Add(iptables.ClusterIP, iptables.AddrPort(vip, iptables.UDP, 53))
+			r.Add(iptables.ClusterIPSet, iptables.AddrPort(vip, iptables.UDP, 53))
 		}
 		if i%5 == 1 {
 			ep := netip.AddrFrom4([4]byte{198, 19, 128 + byte(i>>8&0x7f), byte(i)})
@@ -56,7 +56,7 @@ func Model(n int) *iptables.Ruleset {
 		}
 		if i%50 == 4 {
 			ext := addr(40000 + i)
-			r.Add(iptables.ExternalIP, iptables.AddrPort(ext, iptables.TCP, 80))
+			r.Add(iptables.ExternalIPSet, iptables.AddrPort(ext, iptables.TCP, 80))
 			r.Add(iptables.IPVSIPs, iptables.Addr(ext))
 		}
 	}
@@ -77,13 +77,13 @@ func OneService(base *iptables.Ruleset, n int) Delta {
 	vip := addr(n + 30000)
 	ep := netip.AddrFrom4([4]byte{198, 19, 255, 250})
 	mutate := func(r *iptables.Ruleset) {
-		r.Add(iptables.ClusterIP, iptables.AddrPort(vip, iptables.TCP, 80))
+		r.Add(iptables.ClusterIPSet, iptables.AddrPort(vip, iptables.TCP, 80))
 		r.Add(iptables.IPVSIPs, iptables.Addr(vip))
 		r.Add(iptables.LoopBack, iptables.AddrPortAddr(ep, iptables.TCP, 8080, ep))
 		r.Add(iptables.NodePortTCP, iptables.Port(32700))
 	}
 	var ips, nft strings.Builder
-	fmt.Fprintf(&ips, "add %s %s,tcp:80 -exist\n", iptables.ClusterIP.IPSetName(iptables.IPv4), vip)
+	fmt.Fprintf(&ips, "add %s %s,tcp:80 -exist\n", iptables.ClusterIPSet.IPSetName(iptables.IPv4), vip)
 	fmt.Fprintf(&ips, "add %s %s -exist\n", iptables.IPVSIPs.IPSetName(iptables.IPv4), vip)
 	fmt.Fprintf(&ips, "add %s %s,tcp:8080,%s -exist\n", iptables.LoopBack.IPSetName(iptables.IPv4), ep, ep)
 	fmt.Fprintf(&ips, "add %s 32700 -exist\n", iptables.NodePortTCP.IPSetName(iptables.IPv4))

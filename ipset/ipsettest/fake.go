@@ -21,6 +21,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/ipset"
 )
 
@@ -77,7 +78,7 @@ func normal(s ipset.Set) ipset.Set {
 		return s
 	}
 	if s.Family == ipset.FamilyUnspec {
-		s.Family = ipset.INet
+		s.Family = inet.IPv4
 	}
 	if s.HashSize == 0 {
 		s.HashSize = ipset.DefaultHashSize

@@ -14,10 +14,10 @@ import (
 var errNothingHeld = errors.New("iptablestest: the Fake holds no sets to change")
 
 // Check reports how the sets the Fake holds differ from what it last
-// applied (one Drift per set, named as the nftables back end names it,
+// applied (one ObjectDrift per set, named as the nftables back end names it,
 // with counts), followed by the drift given to SetDrift, changing nothing.
 // Before the first Apply and after Cleanup it reports nothing.
-func (f *Fake) Check(ctx context.Context) ([]iptables.Drift, error) {
+func (f *Fake) Check(ctx context.Context) ([]iptables.ObjectDrift, error) {
 	if err := f.lockOwned(ctx); err != nil {
 		return nil, err
 	}
@@ -25,14 +25,14 @@ func (f *Fake) Check(ctx context.Context) ([]iptables.Drift, error) {
 	if f.want == nil {
 		return nil, nil
 	}
-	var out []iptables.Drift
+	var out []iptables.ObjectDrift
 	if f.held == nil {
-		out = append(out, iptables.Drift{Object: "table " + f.table(), Problem: "missing"})
+		out = append(out, iptables.ObjectDrift{Object: "table " + f.table(), Problem: "missing"})
 	} else {
 		for _, s := range iptables.Sets() {
 			missing, extra := diff(f.held.Members(s), f.want.Members(s))
 			if len(missing)+len(extra) > 0 {
-				out = append(out, iptables.Drift{Object: "set " + f.table() + " " + s.String(),
+				out = append(out, iptables.ObjectDrift{Object: "set " + f.table() + " " + s.String(),
 					Problem: problem(missing, extra), Missing: len(missing), Extra: len(extra)})
 			}
 		}
@@ -42,7 +42,7 @@ func (f *Fake) Check(ctx context.Context) ([]iptables.Drift, error) {
 
 // SetDrift makes Check report d, after any drift of the sets, until the
 // next Repair or Cleanup.
-func (f *Fake) SetDrift(d ...iptables.Drift) {
+func (f *Fake) SetDrift(d ...iptables.ObjectDrift) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.drift = slices.Clone(d)

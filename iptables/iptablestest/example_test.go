@@ -16,17 +16,17 @@ func ExampleFake_DropMember() {
 	f := iptablestest.New(iptables.IPv4)
 	vip := iptables.AddrPort(netip.MustParseAddr("198.18.0.10"), iptables.TCP, 80)
 	r := iptables.NewRuleset(iptables.IPv4, iptables.Options{})
-	r.Add(iptables.ClusterIP, vip)
+	r.Add(iptables.ClusterIPSet, vip)
 	if err := f.Apply(ctx, r); err != nil {
 		fmt.Println(err)
 		return
 	}
-	_ = f.DropMember(iptables.ClusterIP, vip)
+	_ = f.DropMember(iptables.ClusterIPSet, vip)
 	drift, _ := f.Check(ctx)
 	fmt.Println(drift)
 	_ = f.Repair(ctx)
 	drift, _ = f.Check(ctx)
-	fmt.Println(len(drift), f.Ruleset().Has(iptables.ClusterIP, vip))
+	fmt.Println(len(drift), f.Ruleset().Has(iptables.ClusterIPSet, vip))
 	// Output:
 	// [set ip ipvskit cluster-ip: 1 members missing (198.18.0.10,tcp:80)]
 	// 0 true

@@ -13,7 +13,7 @@
 //
 //	f := iptablestest.New(iptables.IPv4)
 //	r := iptables.NewRuleset(iptables.IPv4, iptables.Options{})
-//	r.Add(iptables.ClusterIP, iptables.AddrPort(netip.MustParseAddr("198.18.0.10"), iptables.TCP, 80))
+//	r.Add(iptables.ClusterIPSet, iptables.AddrPort(netip.MustParseAddr("198.18.0.10"), iptables.TCP, 80))
 //	if err := f.Apply(ctx, r); err != nil {
 //		return err
 //	}
@@ -28,8 +28,8 @@ import (
 	"github.com/ipvskit/ipvskit/iptables"
 )
 
-// Fake is a netfilter back end in memory, with the methods IPTables and
-// NFTables share; it satisfies the proxier's Rules. It is safe for concurrent use.
+// Fake is a netfilter back end in memory, with the methods IPTablesBackend and
+// NFTablesBackend share; it satisfies the proxier's Rules. It is safe for concurrent use.
 type Fake struct {
 	mu      sync.Mutex
 	fam     iptables.Family
@@ -37,7 +37,7 @@ type Fake struct {
 	want    *iptables.Ruleset // the last Apply's ruleset, even a failed one
 	synced  bool              // the last Apply succeeded: the next may diff
 	stats   iptables.ApplyStats
-	drift   []iptables.Drift
+	drift   []iptables.ObjectDrift
 	foreign error
 	others  []string
 }

@@ -91,7 +91,7 @@ func TestFakeExtraMemberAndSetDrift(t *testing.T) {
 	if err := f.AddMember(iptables.NodePortTCP, iptables.Port(30001)); err != nil {
 		t.Fatal(err)
 	}
-	injected := iptables.Drift{Object: "jump nat PREROUTING -> IPVSKIT-SERVICES", Problem: "missing"}
+	injected := iptables.ObjectDrift{Object: "jump nat PREROUTING -> IPVSKIT-SERVICES", Problem: "missing"}
 	f.SetDrift(injected)
 	ds, err := f.Check(ctx)
 	if err != nil || len(ds) != 2 || ds[0].Extra != 1 || ds[0].Missing != 0 || ds[0].Object != "set ip ipvskit node-port-tcp" || ds[1] != injected {

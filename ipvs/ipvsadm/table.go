@@ -331,11 +331,11 @@ func forwardListName(m ipvs.ForwardMethod) string {
 	switch m {
 	case ipvs.Masq:
 		return "Masq"
-	case ipvs.Local:
+	case ipvs.LocalNode:
 		return "Local"
 	case ipvs.Tunnel:
 		return "Tunnel"
-	case ipvs.Route:
+	case ipvs.DirectRoute:
 		return "Route"
 	}
 	return m.String()

@@ -69,7 +69,7 @@ func listedTable() ipvs.Snapshot {
 		svc(withPersist(tcp("198.18.0.6", 0, "rr"), persist(360, 0))),
 		svc(v6svc("2001:db8::1", 443, "wlc", persist(600, 64)),
 			dest("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", 65535, ipvs.Masq, 3),
-			dest("2001:db8:1::1", 443, ipvs.Route, 3)),
+			dest("2001:db8:1::1", 443, ipvs.DirectRoute, 3)),
 		svc(tcp("198.18.0.12", 3, "fo")),
 		svc(tcp("198.18.0.12", 65535, "ovf")),
 		svc(tcp("198.18.0.12", 1, "lblcr")),
@@ -89,19 +89,19 @@ func listedTable() ipvs.Snapshot {
 		svc(withFlags(tcp("198.18.0.7", 82, "rr"), ipvs.SchedFlag2)),
 		svc(tcp("198.18.0.1", 80, "rr"),
 			thresholds(dest("198.18.1.10", 8080, ipvs.Masq, 2147483647), 7, 0),
-			dest("198.18.200.1", 80, ipvs.Route, 1),
+			dest("198.18.200.1", 80, ipvs.DirectRoute, 1),
 			dest("198.18.1.1", 8080, ipvs.Masq, 1),
 			thresholds(dest("198.18.1.2", 8080, ipvs.Masq, 5), 100, 50)),
 		svc(withFlags(tcp("198.18.0.8", 82, "sh"), ipvs.SHPort)),
 		svc(withFlags(tcp("198.18.0.8", 83, "mh"), ipvs.MHFallback)),
-		svc(sctp, dest("198.18.1.5", 3868, ipvs.Route, 0)),
+		svc(sctp, dest("198.18.1.5", 3868, ipvs.DirectRoute, 0)),
 		svc(sip, dest("198.18.1.11", 5060, ipvs.Masq, 1)),
 		svc(v6svc("2001:db8::2", 80, "rr", persist(30, 0))),
 		svc(v6svc("2001:db8::3", 80, "rr", persist(30, 128))),
-		svc(ipvs.Service{FWMark: 7, Family: ipvs.IPv4, Scheduler: "wrr"}, dest("198.18.1.4", 0, ipvs.Route, 2)),
+		svc(ipvs.Service{FWMark: 7, Family: ipvs.IPv4, Scheduler: "wrr"}, dest("198.18.1.4", 0, ipvs.DirectRoute, 2)),
 		svc(ipvs.Service{FWMark: 8, Family: ipvs.IPv4, Scheduler: "sh", SchedFlags: ipvs.SHPort}),
 		svc(ipvs.Service{FWMark: 8, Family: ipvs.IPv6, Scheduler: "sh", SchedFlags: ipvs.SHFallback | ipvs.SHPort},
-			dest("2001:db8:1::2", 0, ipvs.Route, 1)),
+			dest("2001:db8:1::2", 0, ipvs.DirectRoute, 1)),
 		svc(ipvs.Service{FWMark: 0xffffffff, Family: ipvs.IPv4, Scheduler: "wrr", Persistence: persist(10, 16)}),
 	}
 	slices.Reverse(kernelOrder)
@@ -185,7 +185,7 @@ func TestTableNumbers(t *testing.T) {
 		99_999_999_999, 100_000_000_000, 99_999_999_999_999, 100_000_000_000_000, 1<<64 - 1} {
 		snap.Services = append(snap.Services, ipvs.ServiceSnapshot{
 			ServiceInfo:  ipvs.ServiceInfo{Service: ipvs.Service{Protocol: ipvs.TCP, Addr: mustAddr("198.18.0.1"), Port: uint16(i + 1), Scheduler: "rr"}, Stats: st(v)},
-			Destinations: []ipvs.DestinationInfo{{Destination: ipvs.Destination{Addr: mustAddr("198.18.1.1"), Port: 80, Forward: ipvs.Local, Weight: 1}, Stats: st(v)}},
+			Destinations: []ipvs.DestinationInfo{{Destination: ipvs.Destination{Addr: mustAddr("198.18.1.1"), Port: 80, Forward: ipvs.LocalNode, Weight: 1}, Stats: st(v)}},
 		})
 	}
 	head := func(cols string) string { return "Prot LocalAddress:Port     " + cols + "\n  -> RemoteAddress:Port\n" }
@@ -231,7 +231,7 @@ func TestTableNames(t *testing.T) {
 		{ServiceInfo: ipvs.ServiceInfo{Service: ipvs.Service{Protocol: inet.UDPLite, Addr: mustAddr("198.18.0.1"), Port: 5, Scheduler: "rr"}},
 			Destinations: []ipvs.DestinationInfo{
 				{Destination: ipvs.Destination{Addr: mustAddr("198.18.1.1"), Port: 5, Forward: ipvs.Bypass, Weight: 1}},
-				{Destination: ipvs.Destination{Addr: mustAddr("198.18.1.2"), Port: 5, Forward: ipvs.Local, Weight: 1}},
+				{Destination: ipvs.Destination{Addr: mustAddr("198.18.1.2"), Port: 5, Forward: ipvs.LocalNode, Weight: 1}},
 			}},
 		{ServiceInfo: ipvs.ServiceInfo{Service: ipvs.Service{Protocol: ipvs.SCTP, Addr: mustAddr("2001:db8::1"), Port: 9, Scheduler: "sh",
 			Persistence: ipvs.Persistence{Timeout: time.Hour, PrefixLen: 48}, SchedFlags: ipvs.SHFallback}}},

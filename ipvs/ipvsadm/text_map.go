@@ -79,7 +79,7 @@ func destLine(cmd byte, s ipvs.Service, d ipvs.Destination) (*textLine, error) {
 	switch d.Forward {
 	case ipvs.Masq:
 		l.fwd = 'm'
-	case ipvs.Route, ipvs.Local: // ipvsadm prints -g for both; the kernel decides local
+	case ipvs.DirectRoute, ipvs.LocalNode: // ipvsadm prints -g for both; the kernel decides local
 		l.fwd = 'g'
 	case ipvs.Tunnel:
 		l.fwd = 'i'
@@ -162,7 +162,7 @@ func (l *textLine) destination() ipvs.Destination {
 	case 'i':
 		d.Forward = ipvs.Tunnel
 	default:
-		d.Forward = ipvs.Route
+		d.Forward = ipvs.DirectRoute
 	}
 	d.Weight = uint32(l.weight)
 	d.UpperThreshold, d.LowerThreshold = l.uthresh, l.lthresh

@@ -37,11 +37,11 @@ func textTable() ipvs.Snapshot {
 	thr := d("198.18.1.3", 8080, ipvs.Masq, 5)
 	thr.UpperThreshold, thr.LowerThreshold = 100, 50
 	return ipvs.Snapshot{Services: []ipvs.ServiceSnapshot{
-		{ServiceInfo: ipvs.ServiceInfo{Service: fw}, Destinations: []ipvs.DestinationInfo{d("2001:db8::7", 0, ipvs.Route, 1)}},
+		{ServiceInfo: ipvs.ServiceInfo{Service: fw}, Destinations: []ipvs.DestinationInfo{d("2001:db8::7", 0, ipvs.DirectRoute, 1)}},
 		{ServiceInfo: ipvs.ServiceInfo{Service: v6}, Destinations: []ipvs.DestinationInfo{
 			d("2001:db8::20", 443, ipvs.Masq, 1), d("2001:db8::3", 443, ipvs.Masq, 0), d("198.18.1.7", 443, ipvs.Tunnel, 1)}},
 		{ServiceInfo: ipvs.ServiceInfo{Service: web}, Destinations: []ipvs.DestinationInfo{
-			thr, d("198.18.1.1", 8080, ipvs.Masq, 1), gue, gre, d("198.18.1.1", 80, ipvs.Route, 65535)}},
+			thr, d("198.18.1.1", 8080, ipvs.Masq, 1), gue, gre, d("198.18.1.1", 80, ipvs.DirectRoute, 65535)}},
 		{ServiceInfo: ipvs.ServiceInfo{Service: dns}},
 		{ServiceInfo: ipvs.ServiceInfo{Service: fw4}},
 		{ServiceInfo: ipvs.ServiceInfo{Service: all}},
@@ -177,7 +177,7 @@ func TestBatchTextRoundTrip(t *testing.T) {
 		UpperThreshold: 10, LowerThreshold: 5})
 	b.UpdateDestination(web.Key(), ipvs.Destination{Addr: a("198.18.1.1"), Port: 8080, Forward: ipvs.Masq, Weight: 7})
 	b.AddService(fw)
-	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.1.2"), Forward: ipvs.Route, Weight: 1})
+	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.1.2"), Forward: ipvs.DirectRoute, Weight: 1})
 	b.UpdateService(ipvs.Service{Protocol: ipvs.TCP, Addr: a("198.18.0.1"), Port: 80, Scheduler: "wrr"})
 	b.DeleteDestination(web.Key(), ipvs.DestinationKey{Addr: a("198.18.1.1"), Port: 8080})
 	b.DeleteService(fw.Key())

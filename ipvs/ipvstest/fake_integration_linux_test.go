@@ -87,10 +87,10 @@ func script(ctx context.Context, p ipvs.Interface) []string {
 		Persistence: ipvs.Persistence{Timeout: 30 * time.Second, PrefixLen: 24}}))
 
 	var b ipvs.Batch
-	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.2.1"), Forward: ipvs.Route, Weight: 1})
-	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.2.1"), Forward: ipvs.Route, Weight: 1}) // EEXIST
-	b.DeleteService(missing)                                                                            // ESRCH
-	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.2.2"), Forward: ipvs.Route, Weight: 2})
+	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.2.1"), Forward: ipvs.DirectRoute, Weight: 1})
+	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.2.1"), Forward: ipvs.DirectRoute, Weight: 1}) // EEXIST
+	b.DeleteService(missing)                                                                                  // ESRCH
+	b.AddDestination(fw.Key(), ipvs.Destination{Addr: a("198.18.2.2"), Forward: ipvs.DirectRoute, Weight: 2})
 	rec("batch", p.Apply(ctx, &b))
 
 	rec("set timeouts", p.SetTimeouts(ctx, ipvs.Timeouts{TCP: 600 * time.Second, UDP: 30 * time.Second}))

@@ -187,10 +187,10 @@ func (r *recRules) Apply(context.Context, *iptables.Ruleset) error {
 	r.calls = append(r.calls, "apply")
 	return nil
 }
-func (r *recRules) Render(*iptables.Ruleset) (string, error)         { return "", nil }
-func (r *recRules) Check(context.Context) ([]iptables.Drift, error)  { return nil, nil }
-func (r *recRules) Repair(context.Context) error                     { return nil }
-func (r *recRules) Owned(context.Context) (*iptables.Ruleset, error) { return nil, nil }
+func (r *recRules) Render(*iptables.Ruleset) (string, error)              { return "", nil }
+func (r *recRules) Check(context.Context) ([]iptables.ObjectDrift, error) { return nil, nil }
+func (r *recRules) Repair(context.Context) error                          { return nil }
+func (r *recRules) Owned(context.Context) (*iptables.Ruleset, error)      { return nil, nil }
 func (r *recRules) Cleanup(context.Context) error {
 	r.calls = append(r.calls, "cleanup")
 	return nil

@@ -31,8 +31,8 @@ func (w *rulesDep) Cleanup(ctx context.Context) error {
 func (w *rulesDep) Render(r *iptables.Ruleset) (string, error) { return w.next.Render(r) }
 
 // Check reads the owned objects (Reconcile): one operation.
-func (w *rulesDep) Check(ctx context.Context) ([]iptables.Drift, error) {
-	var drift []iptables.Drift
+func (w *rulesDep) Check(ctx context.Context) ([]iptables.ObjectDrift, error) {
+	var drift []iptables.ObjectDrift
 	err := w.in.single(proxier.SubsystemRules, w.fam, "Rules.Check", fmt.Sprintf("check the %v rules", w.fam),
 		func() error {
 			var err error

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/ipset"
 )
 
@@ -40,7 +41,7 @@ func create(t *testing.T, w World) {
 		t.Errorf("Create with a 32-byte name: %v; want a *ValidationError for Name", err)
 	}
 	h, err := w.Sets.Header(ctx, "a")
-	if err != nil || h.Type != ipset.HashIPPort || h.MaxElem != 2 || h.Family != ipset.INet || h.HashSize == 0 || h.Elements != 0 {
+	if err != nil || h.Type != ipset.HashIPPort || h.MaxElem != 2 || h.Family != inet.IPv4 || h.HashSize == 0 || h.Elements != 0 {
 		t.Errorf("Header(a) = %+v, %v; want an empty inet hash:ip,port of maxelem 2", h, err)
 	}
 	if got := setOf(t, w, "a"); got == nil || got.Set != h.Set {
@@ -130,7 +131,7 @@ func renameSwap(t *testing.T, w World) {
 	if c := setOf(t, w, "c"); c.MaxElem != 2 {
 		t.Errorf("after the swap, c has maxelem %d; want 2 (a's)", c.MaxElem)
 	}
-	for _, s := range []ipset.Set{{Name: "d", Type: ipset.HashIP}, {Name: "d6", Type: ipset.HashIPPort, Family: ipset.INet6}} {
+	for _, s := range []ipset.Set{{Name: "d", Type: ipset.HashIP}, {Name: "d6", Type: ipset.HashIPPort, Family: inet.IPv6}} {
 		if err := w.Sets.Create(ctx, s); err != nil {
 			t.Fatal(err)
 		}

@@ -1,5 +1,5 @@
 // Package contract holds the expectations that every netfilter back end of
-// package iptables (IPTables in both flavors, NFTables, against a kernel)
+// package iptables (IPTablesBackend in both flavors, NFTablesBackend, against a kernel)
 // and iptablestest.Fake (in memory) must meet, so that the fake keeps the
 // real back ends' semantics and errors.
 package contract
@@ -14,13 +14,13 @@ import (
 	"github.com/ipvskit/ipvskit/iptables"
 )
 
-// Backend is what the suite asks of a back end: the methods IPTables,
-// NFTables and iptablestest.Fake share.
+// Backend is what the suite asks of a back end: the methods IPTablesBackend,
+// NFTablesBackend and iptablestest.Fake share.
 type Backend interface {
 	Apply(ctx context.Context, r *iptables.Ruleset) error
 	ApplyFull(ctx context.Context, r *iptables.Ruleset) error
 	Repair(ctx context.Context) error
-	Check(ctx context.Context) ([]iptables.Drift, error)
+	Check(ctx context.Context) ([]iptables.ObjectDrift, error)
 	Owned(ctx context.Context) (*iptables.Ruleset, error)
 	LastStats() iptables.ApplyStats
 	Cleanup(ctx context.Context) error
@@ -103,11 +103,11 @@ func sample(f iptables.Family) *iptables.Ruleset {
 		local = netip.MustParsePrefix("2001:db8:100::/40")
 		src = []netip.Prefix{netip.MustParsePrefix("2001:db8:1::/48"), netip.MustParsePrefix("2001:db8:2::/48")}
 	}
-	r := iptables.NewRuleset(f, iptables.Options{LocalDetector: iptables.LocalDetector{Mode: iptables.LocalCIDR, CIDR: local}})
+	r := iptables.NewRuleset(f, iptables.Options{LocalMatch: iptables.LocalMatch{Mode: iptables.LocalCIDR, CIDR: local}})
 	a := func(i int) netip.Addr { return addr(f, i) }
-	r.Add(iptables.ClusterIP, iptables.AddrPort(a(1), iptables.TCP, 80), iptables.AddrPort(a(1), iptables.UDP, 53))
+	r.Add(iptables.ClusterIPSet, iptables.AddrPort(a(1), iptables.TCP, 80), iptables.AddrPort(a(1), iptables.UDP, 53))
 	r.Add(iptables.LoopBack, iptables.AddrPortAddr(a(300), iptables.TCP, 8080, a(300)))
-	r.Add(iptables.ExternalIP, iptables.AddrPort(a(2), iptables.TCP, 443))
+	r.Add(iptables.ExternalIPSet, iptables.AddrPort(a(2), iptables.TCP, 443))
 	r.Add(iptables.LoadBalancer, iptables.AddrPort(a(3), iptables.TCP, 80))
 	r.Add(iptables.LoadBalancerFW, iptables.AddrPort(a(3), iptables.TCP, 80))
 	r.Add(iptables.LoadBalancerSourceCIDR, iptables.AddrPortNet(a(3), iptables.TCP, 80, src[0]), iptables.AddrPortNet(a(3), iptables.TCP, 80, src[1]))

@@ -63,9 +63,9 @@ func incremental(t *testing.T, w World) {
 	}
 	next := r.Clone()
 	vs := iptables.AddrPort(addr(w.Family, 9), iptables.TCP, 8443)
-	next.Add(iptables.ClusterIP, vs)
+	next.Add(iptables.ClusterIPSet, vs)
 	next.Add(iptables.VirtualServers, vs)
-	next.Remove(iptables.ClusterIP, iptables.AddrPort(addr(w.Family, 1), iptables.UDP, 53))
+	next.Remove(iptables.ClusterIPSet, iptables.AddrPort(addr(w.Family, 1), iptables.UDP, 53))
 	if err := w.Backend.Apply(ctx, next); err != nil {
 		t.Fatalf("incremental Apply: %v", err)
 	}
@@ -106,7 +106,7 @@ func invalid(t *testing.T, w World) {
 		other = iptables.IPv4
 	}
 	badPort := sample(w.Family)
-	badPort.Add(iptables.ClusterIP, iptables.AddrPort(addr(w.Family, 7), iptables.TCP, 0))
+	badPort.Add(iptables.ClusterIPSet, iptables.AddrPort(addr(w.Family, 7), iptables.TCP, 0))
 	badFamily := sample(w.Family)
 	badFamily.Add(iptables.IPVSIPs, iptables.Addr(addr(other, 7)))
 	badMark := sample(w.Family)
@@ -165,13 +165,13 @@ func driftRepair(t *testing.T, w World) {
 		t.Fatal(err)
 	}
 	gone := iptables.AddrPort(addr(w.Family, 1), iptables.TCP, 80)
-	w.DropMember(t, iptables.ClusterIP, gone)
+	w.DropMember(t, iptables.ClusterIPSet, gone)
 	for range 2 { // the second time: Check changed nothing
 		ds, err := w.Backend.Check(ctx)
 		if err != nil {
 			t.Fatalf("Check: %v", err)
 		}
-		if !slices.ContainsFunc(ds, func(d iptables.Drift) bool {
+		if !slices.ContainsFunc(ds, func(d iptables.ObjectDrift) bool {
 			return d.Missing == 1 && d.Extra == 0 && d.Object != "" && strings.Contains(d.Problem, "missing")
 		}) {
 			t.Fatalf("Check after a member was deleted = %v; want a Drift with 1 missing", ds)

@@ -75,7 +75,7 @@ func made(t *testing.T, w World) {
 	b.AddDestination(web.Key(), masq("198.18.1.1", 8080, 1))
 	b.AddDestination(web.Key(), masq("198.18.1.2", 8080, 2))
 	b.AddDestination(web.Key(), masq("198.18.1.3", 8080, 3))
-	b.AddDestination(dns.Key(), ipvs.Destination{Addr: a("2001:db8:1::1"), Port: 53, Forward: ipvs.Route, Weight: 4})
+	b.AddDestination(dns.Key(), ipvs.Destination{Addr: a("2001:db8:1::1"), Port: 53, Forward: ipvs.DirectRoute, Weight: 4})
 	if err := w.IPVS.Apply(ctx, &b); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
