@@ -61,7 +61,7 @@ type desired struct {
 
 func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipvs.Service {
 	v := ipvs.Service{
-		Protocol:   proto.Inet(),
+		Protocol:   proto,
 		Addr:       addr,
 		Port:       uint16(port),
 		Scheduler:  svc.Scheduler,

@@ -79,7 +79,9 @@
 // durations ("10m", "3h", "600s") or a number of seconds; scheduler flags
 // are a list of ipvsadm's names for them (ipvs.SchedFlags.Names). A field
 // that is absent or null keeps its zero value, except a port's protocol,
-// which is TCP.
+// which is TCP. In Go a port's Protocol is inet.Protocol (proxier.TCP is
+// inet.TCP), as every ipvskit package takes it; only the files write its
+// name upper case, as Kubernetes does.
 //
 // Decoding checks the form: JSON or YAML syntax, fields, types, words,
 // addresses, durations and flag names. It does not check the values the

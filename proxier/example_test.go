@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/ipvskit/ipvskit/dummy/dummytest"
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/iptables/iptablestest"
 	"github.com/ipvskit/ipvskit/ipvs"
@@ -54,12 +55,12 @@ func Example() {
 // Validation names every problem and applies nothing.
 func ExampleState_Validate() {
 	state := proxier.State{Services: map[string]proxier.Service{
-		"web": {Ports: []proxier.Port{{Name: "http", Protocol: proxier.TCP, Port: 80}, {Name: "admin", Protocol: "ICMP", Port: 8080, NodePort: 70000}}},
+		"web": {Ports: []proxier.Port{{Name: "http", Protocol: proxier.TCP, Port: 80}, {Name: "admin", Protocol: inet.ICMP, Port: 8080, NodePort: 70000}}},
 	}}
 	fmt.Println(state.Validate(&proxier.Config{}))
 	// Output:
 	// proxier: invalid state (2 problems):
-	//   services["web"].ports[1].protocol: "ICMP" is not TCP, UDP or SCTP
+	//   services["web"].ports[1].protocol: icmp is not TCP, UDP or SCTP
 	//   services["web"].ports[1].nodePort: 70000 out of range 0-65535
 }
 

@@ -133,7 +133,7 @@ func serviceOf(t *statefile.Service) Service {
 		HealthCheckNodePort:      t.HealthCheckNodePort,
 	}
 	for _, p := range t.Ports {
-		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: Protocol(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})
+		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: protocolNamed(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})
 	}
 	if a := t.SessionAffinity; a != nil {
 		s.SessionAffinity = &SessionAffinity{Timeout: time.Duration(a.Timeout)}
@@ -182,7 +182,7 @@ func (s *Service) text() statefile.Service {
 		HealthCheckNodePort:      s.HealthCheckNodePort,
 	}
 	for _, p := range s.Ports {
-		out.Ports = append(out.Ports, statefile.Port{Name: p.Name, Protocol: string(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})
+		out.Ports = append(out.Ports, statefile.Port{Name: p.Name, Protocol: protocolName(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})
 	}
 	if a := s.SessionAffinity; a != nil {
 		out.SessionAffinity = &statefile.Affinity{Timeout: statefile.Duration(a.Timeout)}

@@ -26,14 +26,14 @@ services:
 		panic(err)
 	}
 	web := state.Services["default/web"]
-	fmt.Println(web.Ports[0].Protocol, web.SessionAffinity.Timeout, web.SchedulerFlags)
+	fmt.Println(web.Ports[0].Protocol == proxier.TCP, web.SessionAffinity.Timeout, web.SchedulerFlags)
 	out, err := proxier.EncodeStateYAML(state)
 	if err != nil {
 		panic(err)
 	}
 	os.Stdout.Write(out)
 	// Output:
-	// TCP 10m0s flag-2
+	// true 10m0s flag-2
 	// services:
 	//   default/web:
 	//     clusterIPs: [198.18.100.1]

@@ -65,7 +65,7 @@ type memberFunc func(f Family, set iptables.SetName, m iptables.Member)
 // servers and VIPs): nodeIPs are the node-port addresses, node all of the
 // node's addresses.
 func portMembers(svc *Service, pt Port, nodeIPs, node []netip.Addr, fams map[Family]bool, member memberFunc) {
-	proto, port := pt.Protocol.Inet(), uint16(pt.Port)
+	proto, port := pt.Protocol, uint16(pt.Port)
 	for _, a := range svc.ClusterIPs {
 		member(inet.FamilyOf(a), iptables.ClusterIPSet, iptables.AddrPort(a, proto, port))
 	}

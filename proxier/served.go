@@ -143,7 +143,7 @@ func (sv *served) heldBy(k vipKey, node bool, changing map[string]*Service) (str
 			return "", false
 		}
 	} else {
-		key := ipvs.ServiceKey{Family: inet.FamilyOf(k.addr), Protocol: k.proto.Inet(), Addr: k.addr, Port: uint16(k.port)}
+		key := ipvs.ServiceKey{Family: inet.FamilyOf(k.addr), Protocol: k.proto, Addr: k.addr, Port: uint16(k.port)}
 		vs := sv.model.servers[key]
 		if vs == nil || vs.owner.Kind == NodePort || sv.entries[vs.owner.ServiceID] == nil {
 			return "", false

@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/ipvskit/ipvskit/inet"
@@ -160,46 +161,45 @@ const DefaultAffinityTimeout = 10800 * time.Second
 // Kubernetes.
 const MaxAffinityTimeout = 86400 * time.Second
 
-// Protocol is a service port's transport protocol.
-type Protocol string
+// Protocol is a service port's transport protocol: inet.Protocol, the type
+// every ipvskit package takes (ipvs, iptables, conntrack), so a port's
+// protocol goes to them as it is. The State's files write it as Kubernetes
+// does, upper case ("TCP"), and read it in any case; its String is the
+// kernel tools' name, lower case ("tcp"). Validation takes TCP, UDP and
+// SCTP only.
+type Protocol = inet.Protocol
 
 // The protocols IPVS balances.
 const (
-	TCP  Protocol = "TCP"
-	UDP  Protocol = "UDP"
-	SCTP Protocol = "SCTP"
+	TCP  = inet.TCP
+	UDP  = inet.UDP
+	SCTP = inet.SCTP
 )
 
-// Inet returns p as the kernel packages (ipvs, iptables, conntrack) take it:
-// TCP is inet.TCP. The State keeps Kubernetes' names, upper case (a string,
-// so a bad one is reported as written); the kernel packages write the
-// kernel tools' names, lower case ("tcp"). Inet and ProtocolOf are the one
-// conversion between them. A protocol that is not TCP, UDP or SCTP (which
-// validation refuses) gives 0.
-func (p Protocol) Inet() inet.Protocol {
+// protocolName is p as the State's files and the Proxier's messages write
+// it: "TCP", "UDP" or "SCTP", upper case as in Kubernetes; any other
+// protocol as its String.
+func protocolName(p Protocol) string {
 	switch p {
 	case TCP:
-		return inet.TCP
+		return "TCP"
 	case UDP:
-		return inet.UDP
+		return "UDP"
 	case SCTP:
-		return inet.SCTP
+		return "SCTP"
 	}
-	return 0
+	return p.String()
 }
 
-// ProtocolOf returns the State's name for a kernel protocol: inet.TCP is
-// TCP. A protocol the State has no name for gives "".
-func ProtocolOf(p inet.Protocol) Protocol {
-	switch p {
-	case inet.TCP:
-		return TCP
-	case inet.UDP:
-		return UDP
-	case inet.SCTP:
-		return SCTP
+// protocolNamed is the protocol a State's file names, in any case: "tcp"
+// and "TCP" are TCP. A name that is not TCP, UDP or SCTP gives 0.
+func protocolNamed(name string) Protocol {
+	for _, p := range [...]Protocol{TCP, UDP, SCTP} {
+		if strings.EqualFold(name, protocolName(p)) {
+			return p
+		}
 	}
-	return ""
+	return 0
 }
 
 // TrafficPolicy says which endpoints a VIP uses.

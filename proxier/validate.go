@@ -404,11 +404,7 @@ func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]
 		switch pt.Protocol {
 		case TCP, UDP, SCTP:
 		default:
-			if q := Protocol(strings.ToUpper(string(pt.Protocol))); q.Inet() != 0 {
-				v.add(p+".protocol", quote(string(pt.Protocol)), "is not TCP, UDP or SCTP: the State's names are upper case (%s; DecodeState reads any case)", q)
-			} else {
-				v.add(p+".protocol", quote(string(pt.Protocol)), "is not TCP, UDP or SCTP")
-			}
+			v.add(p+".protocol", pt.Protocol, "is not TCP, UDP or SCTP")
 		}
 		portOK := pt.Port >= 1 && pt.Port <= 65535
 		if !portOK {
@@ -422,7 +418,7 @@ func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]
 		} else if pt.NodePort != 0 {
 			k := vipKey{port: pt.NodePort, proto: pt.Protocol}
 			if first, dup := v.first(nodePorts, k, true); dup {
-				v.add(p+".nodePort", pt.NodePort, "is already used for %s by %s", pt.Protocol, first)
+				v.add(p+".nodePort", pt.NodePort, "is already used for %s by %s", protocolName(pt.Protocol), first)
 			} else {
 				nodePorts[k] = p + ".nodePort"
 			}
@@ -434,7 +430,7 @@ func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]
 			for _, a := range group {
 				k := vipKey{addr: a, port: pt.Port, proto: pt.Protocol}
 				if first, dup := v.first(vips, k, false); dup {
-					v.add(p, fmt.Sprintf("%s/%s", netip.AddrPortFrom(a, uint16(pt.Port)), pt.Protocol), "is already served by %s", first)
+					v.add(p, fmt.Sprintf("%s/%s", netip.AddrPortFrom(a, uint16(pt.Port)), protocolName(pt.Protocol)), "is already served by %s", first)
 				} else {
 					vips[k] = p
 				}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
 
@@ -62,7 +63,7 @@ func TestValidationNamesEveryProblemWithPathAndValue(t *testing.T) {
 	s := validState()
 	web := s.Services["web"]
 	web.Ports = append(web.Ports,
-		Port{Name: "bad", Protocol: "ICMP", Port: 0, NodePort: 70000},
+		Port{Name: "bad", Protocol: inet.ICMP, Port: 0, NodePort: 70000},
 		Port{Name: "http", Protocol: TCP, Port: 443, TargetPort: -1, NodePort: 30080},
 	)
 	web.ClusterIPs = append(web.ClusterIPs, a("198.18.100.9"))
@@ -78,7 +79,7 @@ func TestValidationNamesEveryProblemWithPathAndValue(t *testing.T) {
 	s.Services["web"] = web
 	s.Services["dup"] = Service{
 		ClusterIPs: []netip.Addr{a("198.18.100.1")}, // web's cluster IP, same port and protocol
-		Ports:      []Port{{Name: "x", Protocol: TCP, Port: 80}, {Name: "x", Protocol: TCP, Port: 81}, {Protocol: TCP, Port: 82}, {Name: "y", Protocol: "tcp", Port: 83}},
+		Ports:      []Port{{Name: "x", Protocol: TCP, Port: 80}, {Name: "x", Protocol: TCP, Port: 81}, {Protocol: TCP, Port: 82}, {Name: "y", Protocol: inet.UDPLite, Port: 83}},
 		Scheduler:  "rr", SchedulerFlags: ipvs.SHPort,
 	}
 	s.Services["v6only"] = Service{ClusterIPs: []netip.Addr{a("2001:db8:100::7")}, Ports: []Port{{Protocol: TCP, Port: 80}}}
@@ -91,8 +92,8 @@ func TestValidationNamesEveryProblemWithPathAndValue(t *testing.T) {
 	msg := err.Error()
 	for _, want := range []string{
 		`services["web"].ports[2].nodePort: 70000 out of range 0-65535`,
-		`services["web"].ports[2].protocol: "ICMP" is not TCP, UDP or SCTP`,
-		`services["dup"].ports[3].protocol: "tcp" is not TCP, UDP or SCTP: the State's names are upper case (TCP; DecodeState reads any case)`,
+		`services["web"].ports[2].protocol: icmp is not TCP, UDP or SCTP`,
+		`services["dup"].ports[3].protocol: udplite is not TCP, UDP or SCTP`,
 		`services["web"].ports[2].port: 0 out of range 1-65535`,
 		`services["web"].ports[3].name: "http" is also the name of ports[0]`,
 		`services["web"].ports[3].targetPort: -1 out of range 0-65535`,

@@ -32,7 +32,7 @@ func (c *converter) claim(ports []*portService, node proxier.Node) {
 		if pt.NodePort != 0 {
 			k := frontKey{port: pt.NodePort, proto: pt.Protocol}
 			if first, dup := nodePorts[k]; dup {
-				c.skip(p.id, fmt.Sprintf("node port %d/%s is %s's too: left out", pt.NodePort, pt.Protocol, first))
+				c.skip(p.id, fmt.Sprintf("node port %d/%s is %s's too: left out", pt.NodePort, protocolName(pt.Protocol), first))
 				pt.NodePort = 0
 			} else {
 				nodePorts[k] = p.id
@@ -48,7 +48,7 @@ func (c *converter) claim(ports []*portService, node proxier.Node) {
 				case nodeAddrs[a]:
 					c.skip(p.id, fmt.Sprintf("%s %v is a node address, which ipvskit does not bind as a VIP: left out", what, a))
 				case dup:
-					c.skip(p.id, fmt.Sprintf("%s %v port %d/%s is %s's too: left out", what, a, pt.Port, pt.Protocol, first))
+					c.skip(p.id, fmt.Sprintf("%s %v port %d/%s is %s's too: left out", what, a, pt.Port, protocolName(pt.Protocol), first))
 				default:
 					vips[k] = p.id
 					return false

@@ -227,7 +227,7 @@ func dump(s proxier.State, skipped []Skipped) string {
 	for _, id := range ids {
 		v := s.Services[id]
 		p := v.Ports[0]
-		fmt.Fprintf(&b, "%s: %s port %d nodePort %d\n", id, p.Protocol, p.Port, p.NodePort)
+		fmt.Fprintf(&b, "%s: %s port %d nodePort %d\n", id, protocolName(p.Protocol), p.Port, p.NodePort)
 		line := func(name string, v any, show bool) {
 			if show {
 				fmt.Fprintf(&b, "  %s %v\n", name, v)

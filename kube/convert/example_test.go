@@ -88,9 +88,9 @@ spec:
 		fmt.Println("skipped", sk)
 	}
 	// Output:
-	// shop/web:http: TCP [198.18.100.10]:80 lb [198.19.0.1] node port 30080, external Local, health check 32000
+	// shop/web:http: tcp [198.18.100.10]:80 lb [198.19.0.1] node port 30080, external Local, health check 32000
 	//   198.18.1.5:8080 ready=true local=true
 	//   198.18.2.7:8080 ready=true local=false
-	// shop/web:metrics: TCP [198.18.100.10]:9090 lb [198.19.0.1] node port 30090, external Local, health check 0
+	// shop/web:metrics: tcp [198.18.100.10]:9090 lb [198.19.0.1] node port 30090, external Local, health check 0
 	// skipped shop/db: headless (clusterIP None): kube-proxy does not proxy it
 }

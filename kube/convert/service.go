@@ -119,7 +119,7 @@ func (c *converter) service(s *corev1.Service) []*portService {
 				ExternalIPs:              slices.Clone(v.external),
 				LoadBalancerIPs:          slices.Clone(v.lb),
 				LoadBalancerSourceRanges: slices.Clone(v.ranges),
-				Ports:                    []proxier.Port{{Name: sp.Name, Protocol: proxier.Protocol(proto), Port: int(sp.Port), NodePort: nodePort}},
+				Ports:                    []proxier.Port{{Name: sp.Name, Protocol: protocolOf(proto), Port: int(sp.Port), NodePort: nodePort}},
 				SessionAffinity:          cloneAffinity(affinity),
 				HealthCheckNodePort:      hc,
 			},
