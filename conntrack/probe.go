@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/mdlayher/netlink"
 )
 
@@ -33,7 +33,7 @@ func (c *Client) Probe(ctx context.Context) error {
 	}
 	err = dumpCause(err)
 	if errors.Is(err, ErrNotSupported) {
-		return &kerr.UnsupportedFeatureError{Feature: "conntrack netlink (ctnetlink)", Module: "nf_conntrack_netlink", Err: err}
+		return &inet.UnsupportedFeatureError{Feature: "conntrack netlink (ctnetlink)", Module: "nf_conntrack_netlink", Err: err}
 	}
 	return fmt.Errorf("conntrack: probe: %w", err)
 }

@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +30,7 @@ func (c *client) probe(ctx context.Context) error {
 	case errors.Is(err, unix.EADDRNOTAVAIL):
 		return nil
 	case errors.Is(err, unix.EOPNOTSUPP):
-		return &kerr.UnsupportedFeatureError{Feature: "dummy links", Module: "dummy", Err: err}
+		return &inet.UnsupportedFeatureError{Feature: "dummy links", Module: "dummy", Err: err}
 	case err == nil:
 		// A kernel that accepted the address made the link: undo it.
 		l, derr := c.h.LinkByName(name)

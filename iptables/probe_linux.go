@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // probeAll runs every probe, each in a throw-away table of its own, and
@@ -20,7 +20,7 @@ func (b *nftBackend) probeAll(ctx context.Context) error {
 		switch {
 		case err == nil:
 		case missingFeature(err):
-			errs = append(errs, &kerr.UnsupportedFeatureError{
+			errs = append(errs, &inet.UnsupportedFeatureError{
 				Feature: "nftables " + p.kind + " (" + b.cfg.Family.String() + ")",
 				Module:  nftModule(p.kind, b.cfg.Family), Err: err})
 		default:

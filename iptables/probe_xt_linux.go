@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"unsafe"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 	"github.com/mdlayher/netlink"
 	"github.com/vishvananda/netns"
@@ -43,13 +43,13 @@ func (b *iptBackend) probeExtensions(ctx context.Context) []error {
 			return
 		}
 		err := ask(ctx, name, target)
-		var missing *kerr.UnsupportedFeatureError
+		var missing *inet.UnsupportedFeatureError
 		switch {
 		case err == nil, errors.Is(err, unix.EPROTONOSUPPORT):
 		case errors.As(err, &missing):
 			errs, noAsker = append(errs, err), true
 		case errors.Is(err, unix.ENOENT):
-			errs = append(errs, &kerr.UnsupportedFeatureError{
+			errs = append(errs, &inet.UnsupportedFeatureError{
 				Feature: fmt.Sprintf("iptables %s %s (%s, %s)", kind, name, b.fam, b.flavor),
 				Module:  extModule(name, b.fam), Err: err})
 		default:
@@ -124,7 +124,7 @@ func compatRevision(ctx context.Context, c *nlconn.Conn, fam Family, name string
 	})
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
 		// nfnetlink has no compat subsystem to hand the request to.
-		return &kerr.UnsupportedFeatureError{Feature: "iptables-nft's xtables compatibility", Module: "nft_compat", Err: err}
+		return &inet.UnsupportedFeatureError{Feature: "iptables-nft's xtables compatibility", Module: "nft_compat", Err: err}
 	}
 	return err
 }
@@ -153,7 +153,7 @@ func legacyRevision(fd int, fam Family, name string, target bool) error {
 		if fam == IPv6 {
 			m = "ip6_tables"
 		}
-		return &kerr.UnsupportedFeatureError{Feature: "iptables-legacy's x_tables (" + fam.String() + ")", Module: m, Err: errno}
+		return &inet.UnsupportedFeatureError{Feature: "iptables-legacy's x_tables (" + fam.String() + ")", Module: m, Err: errno}
 	}
 	return errno
 }

@@ -1,10 +1,24 @@
-package kerr
+package inet
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
+
+// ErrNotSupported is wrapped by every error that says the running kernel (or
+// operating system) lacks a feature, in every ipvskit package: each
+// re-exports it under its own name (ipvs.ErrNotSupported,
+// proxier.ErrNotSupported, ...), and all of them are this one value, so
+// errors.Is(err, inet.ErrNotSupported) works whichever package refused.
+var ErrNotSupported = errors.New("not supported")
 
 // UnsupportedFeatureError says the running kernel lacks a feature, and which
-// module provides it. errors.Is(err, ErrNotSupported) is true; the kernel's
-// own answer, if any, is wrapped too.
+// module provides it. Every package's probes (ipvs.Client.ProbeScheduler,
+// dummy.Client.Probe, ipset.Client.TypeRevision, conntrack.Client.Probe, the
+// iptables back ends' Probe) and proxier.Preflight return it;
+// proxier.UnsupportedFeatureError is the same type.
+// errors.Is(err, ErrNotSupported) is true; the kernel's own answer, if any,
+// is wrapped too.
 type UnsupportedFeatureError struct {
 	// Feature names what is missing, e.g. "IPVS scheduler sh" or
 	// "nftables ct expression (IPv6)".
