@@ -71,14 +71,8 @@ func openDeps(ctx context.Context, cfg *Config, fd int) (Deps, closers, error) {
 	return d, cl, nil
 }
 
-// rulesCloser is a netfilter back end of package iptables.
-type rulesCloser interface {
-	Rules
-	io.Closer
-}
-
 // openRules opens the netfilter back end cfg.Backend names for family f.
-func openRules(cfg *Config, f Family, h netns.NsHandle) (rulesCloser, error) {
+func openRules(cfg *Config, f Family, h netns.NsHandle) (iptables.Backend, error) {
 	if cfg.Backend == IPTables {
 		return iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: f, Instance: cfg.Instance,
 			KubeProxyNames: cfg.KubeProxyNames, AdoptKubeProxy: cfg.AdoptKubeProxy})
