@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/ipvskit/ipvskit/inet"
+	"github.com/ipvskit/ipvskit/internal/kerr"
 )
 
 // TypeRevision returns the newest revision the kernel has of set type t for
@@ -18,7 +18,12 @@ func (c *Client) TypeRevision(ctx context.Context, t Type, f Family) (uint8, err
 	}
 	rev, err := c.c.revision(ctx, t, f)
 	if errors.Is(err, ErrNotSupported) {
-		return 0, &inet.UnsupportedFeatureError{Feature: "ipset type " + t.String() + " (" + f.String() + ")", Module: t.module(), Err: err}
+		return 0, typeFeature(t, f).Missing(err)
 	}
 	return rev, err
+}
+
+// typeFeature is set type t in family f, as a kernel feature.
+func typeFeature(t Type, f Family) kerr.Feature {
+	return kerr.Feature{Name: "ipset type " + t.String() + " (" + f.String() + ")", Module: t.module()}
 }

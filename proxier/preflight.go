@@ -147,6 +147,3 @@ func needs(cfg *Config, opts *PreflightOptions, profile sysctl.Profile) []need {
 func sysctlOptions(cfg *Config) *sysctl.IPVSOptions {
 	return &sysctl.IPVSOptions{StrictARP: cfg.StrictARP, IPv6: enabledFamilies(cfg)[IPv6]}
 }
-
-// schedulerSince is the first kernel of a scheduler newer than Linux 4.x.
-var schedulerSince = map[string]string{"twos": "6.2"}
