@@ -112,7 +112,9 @@ func probeDummy(ctx context.Context, w *wiring) error {
 
 // prober is a netfilter back end's Probe: both of package iptables have
 // one.
-type prober interface{ Probe(ctx context.Context) error }
+type prober interface {
+	Probe(ctx context.Context) error
+}
 
 // probeRules probes the back end cfg.Backend names for family f. A missing
 // iptables binary or ipset (module ip_set) is New's error, which names
