@@ -86,36 +86,31 @@ func newWiring(cfg *Config, fd int) *wiring {
 // keep keeps c, made without error, to be closed.
 func (w *wiring) keep(c io.Closer) { w.cl = append(w.cl, c.Close) }
 
-func (w *wiring) ipvs() (*ipvs.Client, error) {
-	c, err := ipvs.New(&ipvs.Config{NetNS: w.h})
+// made returns what newClient makes, kept by w to be closed if it was made.
+func made[C io.Closer](w *wiring, newClient func() (C, error)) (C, error) {
+	c, err := newClient()
 	if err == nil {
 		w.keep(c)
 	}
 	return c, err
+}
+
+func (w *wiring) ipvs() (*ipvs.Client, error) {
+	return made(w, func() (*ipvs.Client, error) { return ipvs.New(&ipvs.Config{NetNS: w.h}) })
 }
 
 func (w *wiring) link() (*dummy.Client, error) {
-	c, err := dummy.New(&dummy.Config{NetNS: w.h, Owner: names.Mark(w.instance)})
-	if err == nil {
-		w.keep(c)
-	}
-	return c, err
+	return made(w, func() (*dummy.Client, error) {
+		return dummy.New(&dummy.Config{NetNS: w.h, Owner: names.Mark(w.instance)})
+	})
 }
 
 func (w *wiring) sysctls() (*sysctl.Client, error) {
-	c, err := sysctl.New(&sysctl.Config{NetNS: w.h})
-	if err == nil {
-		w.keep(c)
-	}
-	return c, err
+	return made(w, func() (*sysctl.Client, error) { return sysctl.New(&sysctl.Config{NetNS: w.h}) })
 }
 
 func (w *wiring) conntrack() (*conntrack.Client, error) {
-	c, err := conntrack.New(&conntrack.Config{NetNS: w.h})
-	if err == nil {
-		w.keep(c)
-	}
-	return c, err
+	return made(w, func() (*conntrack.Client, error) { return conntrack.New(&conntrack.Config{NetNS: w.h}) })
 }
 
 // rules opens the netfilter back end cfg.Backend names for family f.
