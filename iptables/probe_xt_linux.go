@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/ipvskit/ipvskit/inet"
+	"github.com/ipvskit/ipvskit/internal/kerr"
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 	"github.com/mdlayher/netlink"
 	"github.com/vishvananda/netns"
@@ -42,16 +43,25 @@ func (b *iptBackend) probeExtensions(ctx context.Context) []error {
 		if noAsker {
 			return
 		}
-		err := ask(ctx, name, target)
+		f := kerr.Feature{Name: fmt.Sprintf("iptables %s %s (%s, %s)", kind, name, b.fam, b.flavor), Module: extModule(name, b.fam)}
+		err := b.answers.Run(ctx, f, func(ctx context.Context) error {
+			err := ask(ctx, name, target)
+			switch {
+			case errors.Is(err, unix.EPROTONOSUPPORT):
+				return nil // present, without revision 0
+			case errors.Is(err, unix.ENOENT):
+				return f.Missing(err)
+			}
+			return err
+		})
 		var missing *inet.UnsupportedFeatureError
 		switch {
-		case err == nil, errors.Is(err, unix.EPROTONOSUPPORT):
-		case errors.As(err, &missing):
+		case err == nil:
+		case errors.As(err, &missing) && missing.Feature != f.Name:
+			// The subsystem that answers is missing, not the extension.
 			errs, noAsker = append(errs, err), true
-		case errors.Is(err, unix.ENOENT):
-			errs = append(errs, &inet.UnsupportedFeatureError{
-				Feature: fmt.Sprintf("iptables %s %s (%s, %s)", kind, name, b.fam, b.flavor),
-				Module:  extModule(name, b.fam), Err: err})
+		case errors.As(err, &missing):
+			errs = append(errs, err)
 		default:
 			errs = append(errs, fmt.Errorf("iptables: asking the kernel for the %s %s: %w", kind, name, err))
 		}
