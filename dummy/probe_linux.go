@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +29,7 @@ func (c *client) probe(ctx context.Context) error {
 	case errors.Is(err, unix.EADDRNOTAVAIL):
 		return nil
 	case errors.Is(err, unix.EOPNOTSUPP):
-		return &kerr.UnsupportedFeatureError{Feature: "dummy links", Module: "dummy", Err: err}
+		return dummyLinks().Missing(err)
 	case err == nil:
 		// A kernel that accepted the address made the link: undo it.
 		l, derr := c.h.LinkByName(name)
