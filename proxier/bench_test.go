@@ -95,3 +95,26 @@ func BenchmarkSyncInitial(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInitialUserSpace is the user-space part of a first sync, with
+// nothing applied: validating the State, computing what it asks of the
+// kernel and planning it against nothing, at 10,000 and 50,000 services x
+// 10 endpoints (issue 28's bar: at most 10% of the initial sync).
+func BenchmarkInitialUserSpace(b *testing.B) {
+	for _, n := range []int{10000, 50000} {
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			s := bigState(n)
+			c := &Config{}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := s.Validate(c); err != nil {
+					b.Fatal(err)
+				}
+				if pl := makePlan(nil, compute(s, c)); pl.IPVSAdd.Len() != 11*n {
+					b.Fatalf("%d requests", pl.IPVSAdd.Len())
+				}
+			}
+		})
+	}
+}
