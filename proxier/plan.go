@@ -357,12 +357,7 @@ func sortedDests(buf []ipvs.Destination, m map[ipvs.DestinationKey]ipvs.Destinat
 	for _, d := range m {
 		buf = append(buf, d)
 	}
-	slices.SortFunc(buf, func(x, y ipvs.Destination) int {
-		if c := x.Addr.Compare(y.Addr); c != 0 {
-			return c
-		}
-		return int(x.Port) - int(y.Port)
-	})
+	slices.SortFunc(buf, func(x, y ipvs.Destination) int { return compareDestKeys(x.Key(), y.Key()) })
 	return buf
 }
 
@@ -371,11 +366,6 @@ func sortedDestKeys(m map[ipvs.DestinationKey]ipvs.Destination) []ipvs.Destinati
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(x, y ipvs.DestinationKey) int {
-		if c := x.Addr.Compare(y.Addr); c != 0 {
-			return c
-		}
-		return int(x.Port) - int(y.Port)
-	})
+	slices.SortFunc(keys, compareDestKeys)
 	return keys
 }
