@@ -204,6 +204,22 @@ func (r *Ruleset) Equal(o *Ruleset) bool {
 	return true
 }
 
+// Contains reports whether every member of every set of o is in r (their
+// families and options aside): whether r is already the union of the two.
+func (r *Ruleset) Contains(o *Ruleset) bool {
+	for i := range o.sets {
+		if len(o.sets[i]) > len(r.sets[i]) {
+			return false
+		}
+		for m := range o.sets[i] {
+			if _, ok := r.sets[i][m]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Validate checks the family, the options and every member of every set. It
 // returns a *ValidationError naming the first bad field and its value (sets
 // in SetName order; within a set, the smallest bad member).

@@ -307,17 +307,20 @@ func planRules(have, want map[Family]*iptables.Ruleset) (first, after map[Family
 		if prev != nil && next.Equal(prev) {
 			continue // unchanged: no union to build
 		}
-		u := unionRuleset(prev, next)
-		if u != next && u.Equal(next) {
-			// Nothing to remove: apply next itself, so that it is the
-			// ruleset the back end applied last and later changes to it
-			// cost what they change.
-			u = next
+		// Nothing to remove (next holds all of prev's members, as on a
+		// first sync, where prev is the ledger as read): apply next itself,
+		// so that it is the ruleset the back end applied last and later
+		// changes to it cost what they change; no union to build.
+		u := next
+		if prev != nil && !next.Contains(prev) {
+			if u = unionRuleset(prev, next); u.Equal(next) {
+				u = next
+			}
 		}
 		if prev == nil || !u.Equal(prev) {
 			first[f] = u
 		}
-		if !next.Equal(u) {
+		if u != next && !next.Equal(u) {
 			after[f] = next
 		}
 	}
