@@ -172,3 +172,32 @@ func TestJournalDeltasEqualFullDiff(t *testing.T) {
 		t.Fatalf("unexpected deltas: %v", got)
 	}
 }
+
+// Contains sees every member of every set, whatever the sizes, and Grow
+// keeps what a set holds.
+func TestContainsAndGrow(t *testing.T) {
+	a, b := mustAddr("198.18.0.1"), mustAddr("198.18.0.2")
+	r, o := NewRuleset(IPv4, Options{}), NewRuleset(IPv4, Options{})
+	r.Add(ClusterIP, AddrPort(a, TCP, 80))
+	r.Grow(ClusterIP, 100)
+	r.Grow(IPVSIPs, 100)
+	if !r.Has(ClusterIP, AddrPort(a, TCP, 80)) || r.Len(ClusterIP) != 1 || r.Len(IPVSIPs) != 0 {
+		t.Fatalf("after Grow: %v", r.Members(ClusterIP))
+	}
+	if !r.Contains(o) || !o.Equal(NewRuleset(IPv4, Options{})) {
+		t.Fatal("an empty ruleset is not contained")
+	}
+	o.Add(ClusterIP, AddrPort(b, TCP, 80))
+	if r.Contains(o) {
+		t.Fatal("a member r lacks is contained")
+	}
+	r.Add(ClusterIP, AddrPort(b, TCP, 80))
+	o.Add(IPVSIPs, Addr(a))
+	if r.Contains(o) {
+		t.Fatal("a member of another set r lacks is contained")
+	}
+	r.Add(IPVSIPs, Addr(a))
+	if !r.Contains(o) || o.Contains(r) {
+		t.Fatal("Contains is not the subset relation")
+	}
+}
