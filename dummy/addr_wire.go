@@ -7,19 +7,6 @@ import (
 	"github.com/ipvskit/ipvskit/internal/nlattr"
 )
 
-// Linux's values for addresses (include/uapi/linux/rtnetlink.h, if_addr.h),
-// spelled out so that the encoding and its tests build and run on every
-// GOOS; link_wire_linux_test.go checks them against x/sys/unix.
-const (
-	rtmNewAddr   = 20   // RTM_NEWADDR
-	rtmDelAddr   = 21   // RTM_DELADDR
-	rtmGetAddr   = 22   // RTM_GETADDR
-	ifaAddress   = 1    // IFA_ADDRESS
-	ifaLocal     = 2    // IFA_LOCAL
-	ifaFNoDAD    = 0x02 // IFA_F_NODAD
-	ifaddrmsgLen = 8    // struct ifaddrmsg
-)
-
 // addrMessage is the body of an RTM_NEWADDR or RTM_DELADDR request for p on
 // link index: struct ifaddrmsg (scope universe), then IFA_LOCAL and
 // IFA_ADDRESS, both p's address. IPv6 addresses skip duplicate address

@@ -292,17 +292,16 @@ func (c *client) onLink(ctx context.Context, op, name string, p netip.Prefix, f 
 }
 
 func (c *client) bind(ctx context.Context, name string, addr netip.Addr) error {
-	if err := validateName(name); err != nil {
-		return err
-	}
-	if err := validateAddr("addr", addr); err != nil {
-		return err
-	}
-	p := hostPrefix(addr)
-	return c.onLink(ctx, "bind", name, p, func(l link) error { return c.addAddr(ctx, l.index, p) })
+	return c.onAddr(ctx, "bind", name, addr, c.addAddr)
 }
 
 func (c *client) unbind(ctx context.Context, name string, addr netip.Addr) error {
+	return c.onAddr(ctx, "unbind", name, addr, c.delAddr)
+}
+
+// onAddr validates name and addr, then runs f on the client's link name
+// and addr as a host prefix, for the address operation op.
+func (c *client) onAddr(ctx context.Context, op, name string, addr netip.Addr, f func(ctx context.Context, index int, p netip.Prefix) error) error {
 	if err := validateName(name); err != nil {
 		return err
 	}
@@ -310,7 +309,7 @@ func (c *client) unbind(ctx context.Context, name string, addr netip.Addr) error
 		return err
 	}
 	p := hostPrefix(addr)
-	return c.onLink(ctx, "unbind", name, p, func(l link) error { return c.delAddr(ctx, l.index, p) })
+	return c.onLink(ctx, op, name, p, func(l link) error { return f(ctx, l.index, p) })
 }
 
 func (c *client) sync(ctx context.Context, name string, wanted []netip.Addr) (SyncResult, error) {

@@ -6,9 +6,10 @@ import (
 	"github.com/ipvskit/ipvskit/internal/nlattr"
 )
 
-// Linux's values for links (include/uapi/linux/rtnetlink.h, if_link.h,
-// if.h), spelled out so that the encoding and its tests build and run on
-// every GOOS; link_wire_linux_test.go checks them against x/sys/unix.
+// Linux's values for links and addresses (include/uapi/linux/rtnetlink.h,
+// if_link.h, if.h, if_addr.h), spelled out so that the encoding and its
+// tests build and run on every GOOS; link_wire_linux_test.go checks them
+// against x/sys/unix.
 const (
 	rtmNewLink   = 16   // RTM_NEWLINK
 	rtmDelLink   = 17   // RTM_DELLINK
@@ -23,6 +24,13 @@ const (
 	iffUp        = 0x1  // IFF_UP
 	iffNoARP     = 0x80 // IFF_NOARP
 	ifinfomsgLen = 16   // struct ifinfomsg
+	rtmNewAddr   = 20   // RTM_NEWADDR
+	rtmDelAddr   = 21   // RTM_DELADDR
+	rtmGetAddr   = 22   // RTM_GETADDR
+	ifaAddress   = 1    // IFA_ADDRESS
+	ifaLocal     = 2    // IFA_LOCAL
+	ifaFNoDAD    = 0x02 // IFA_F_NODAD
+	ifaddrmsgLen = 8    // struct ifaddrmsg
 )
 
 // kind is the rtnetlink link kind of a dummy link (IFLA_INFO_KIND).

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"testing"
+
+	"github.com/ipvskit/ipvskit/internal/nlattr"
 )
 
 // le32 is v in the machine's byte order, as netlink carries it.
@@ -18,16 +20,12 @@ func head(index int, flags, change uint32) []byte {
 	return append(b, le32(change)...)
 }
 
-// attr is one netlink attribute, padded, with its length in the machine's
-// byte order.
+// attr is one netlink attribute, padded (nlattr's own tests hold its
+// bytes).
 func attr(typ uint16, v ...byte) []byte {
-	b := binary.NativeEndian.AppendUint16(nil, uint16(4+len(v)))
-	b = binary.NativeEndian.AppendUint16(b, typ)
-	b = append(b, v...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	return b
+	e := nlattr.NewEncoder(nil)
+	e.Attr(typ, v)
+	return e.Bytes()
 }
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
