@@ -3,6 +3,7 @@ package conntrack
 import (
 	"context"
 
+	"github.com/ipvskit/ipvskit/internal/kerr"
 	"github.com/ipvskit/ipvskit/internal/nsfd"
 
 	"github.com/vishvananda/netns"
@@ -23,7 +24,8 @@ type Config struct {
 // (netfilter netlink, subsystem NFNL_SUBSYS_CTNETLINK). It is safe for
 // concurrent use; calls are serialised on one netlink socket.
 type Client struct {
-	c *client
+	c      *client
+	probes kerr.Probes // each feature's answer in this namespace
 }
 
 // New opens a Client in cfg.NetNS. The error wraps ErrNotSupported on
@@ -45,7 +47,11 @@ func New(cfg *Config) (*Client, error) {
 
 // Close releases the Client's netlink socket. Calls after Close fail with
 // an error wrapping fs.ErrClosed.
-func (c *Client) Close() error { return c.c.close() }
+func (c *Client) Close() error {
+	err := c.c.close()
+	c.probes.Forget() // a closed Client's probe fails, as its other calls do
+	return err
+}
 
 // Delete deletes every conntrack entry that matches any of filters (see
 // Filter.Matches) and returns how many it deleted.

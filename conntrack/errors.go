@@ -5,13 +5,12 @@ import (
 	"strings"
 
 	"github.com/ipvskit/ipvskit/inet"
-	"github.com/ipvskit/ipvskit/internal/kerr"
 )
 
 // ErrNotSupported is wrapped by errors that say the kernel lacks ctnetlink
 // (module nf_conntrack_netlink) or the operating system lacks netlink. It
 // is the same value in every ipvskit package.
-var ErrNotSupported = kerr.ErrNotSupported
+var ErrNotSupported = inet.ErrNotSupported
 
 // ValidationError says that a Filter is invalid. Nothing was sent to the
 // kernel.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 
 	"github.com/ipvskit/ipvskit/internal/kerr"
+
 	"github.com/mdlayher/netlink"
 )
 
@@ -18,8 +19,17 @@ const msgGetStatsCPU = 4
 // namespace, changing nothing: it reads the per-CPU conntrack counters
 // (as conntrack -S does), which costs a few bytes per CPU whatever the
 // table holds. If the kernel has no ctnetlink the error wraps
-// ErrNotSupported and names the module, nf_conntrack_netlink.
-func (c *Client) Probe(ctx context.Context) error {
+// ErrNotSupported and names the module, nf_conntrack_netlink. The Client
+// asks once and keeps the answer (present or missing; any other error, a
+// closed Client's among them, is not kept): a new Client asks again.
+func (c *Client) Probe(ctx context.Context) error { return c.probes.Run(ctx, ctnetlink(), c.probe) }
+
+// ctnetlink is conntrack netlink, the feature Probe asks for.
+func ctnetlink() kerr.Feature {
+	return kerr.Feature{Name: "conntrack netlink (ctnetlink)", Module: "nf_conntrack_netlink"}
+}
+
+func (c *Client) probe(ctx context.Context) error {
 	if c.c.isClosed() {
 		return &Error{Op: "probe", Err: fs.ErrClosed}
 	}
@@ -33,7 +43,7 @@ func (c *Client) Probe(ctx context.Context) error {
 	}
 	err = dumpCause(err)
 	if errors.Is(err, ErrNotSupported) {
-		return &kerr.UnsupportedFeatureError{Feature: "conntrack netlink (ctnetlink)", Module: "nf_conntrack_netlink", Err: err}
+		return ctnetlink().Missing(err)
 	}
 	return fmt.Errorf("conntrack: probe: %w", err)
 }

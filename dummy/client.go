@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 
+	"github.com/ipvskit/ipvskit/internal/kerr"
 	"github.com/ipvskit/ipvskit/internal/nsfd"
 
 	"github.com/vishvananda/netns"
@@ -39,7 +40,8 @@ const DefaultOwner = "ipvskit:ipvskit"
 // Every method takes a context: it is checked before each request sent to
 // the kernel, and its deadline becomes the socket's send and receive timeout.
 type Client struct {
-	c *client
+	c      *client
+	probes kerr.Probes // each feature's answer in this namespace
 }
 
 // New opens a Client in cfg.NetNS. The error wraps ErrNotSupported on
@@ -69,7 +71,11 @@ func New(cfg *Config) (*Client, error) {
 // Close releases the Client's netlink socket. It leaves every link and
 // address as it is. Calls after Close fail with an error wrapping
 // fs.ErrClosed.
-func (c *Client) Close() error { return c.c.close() }
+func (c *Client) Close() error {
+	err := c.c.close()
+	c.probes.Forget() // a closed Client's probe fails, as its other calls do
+	return err
+}
 
 // Ensure makes sure a dummy link called name, marked as the Client's,
 // exists. A missing link is created with the mark as its alias,

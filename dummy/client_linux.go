@@ -8,37 +8,29 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"net"
 	"net/netip"
 	"sync"
 	"time"
 
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
+	mnl "github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 	"github.com/ipvskit/ipvskit/internal/nsfd"
 )
 
-// kind is the rtnetlink link kind of a dummy link (IFLA_INFO_KIND).
-const kind = "dummy"
-
-// noDeadline is the socket timeout for a context without a deadline. The
-// netlink library cannot clear a timeout once set, and rtnetlink answers
-// link and address requests before sendmsg returns, so this only has to be
-// longer than any sane call.
-const noDeadline = time.Hour
-
-// dumpRetries bounds how often an address dump interrupted by a concurrent
-// change is retried before the call fails.
+// dumpRetries bounds how often a dump interrupted by a concurrent change
+// is retried before the call fails.
 const dumpRetries = 5
+
+// flagDumpIntr is NLM_F_DUMP_INTR: the dump was interrupted by a change and
+// may be inconsistent.
+const flagDumpIntr = 0x10
 
 type client struct {
 	owner string // the mark: the alias of every link the client made
 	mu    sync.Mutex
-	h     *netlink.Handle // nil once closed
-	nl    *nlconn.Conn    // the batch path (Update)
+	nl    *nlconn.Conn // the rtnetlink socket; nil once closed
 }
 
 func newClient(cfg *Config) (*client, error) {
@@ -46,56 +38,42 @@ func newClient(cfg *Config) (*client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dummy: %w", err)
 	}
-	// Both sockets are bound to the namespace when they are opened; the
-	// descriptor is not needed afterwards.
+	// The socket is bound to the namespace when it is opened (nlconn keeps
+	// its own duplicate to reopen one); this descriptor is not needed
+	// afterwards.
 	defer unix.Close(fd)
-	hns := netns.NsHandle(fd)
-	if cfg.NetNS == 0 {
-		// Already here: open the socket without entering the namespace,
-		// which would need CAP_SYS_ADMIN.
-		hns = netns.None()
-	}
-	h, err := netlink.NewHandleAt(hns, unix.NETLINK_ROUTE)
-	if err != nil {
-		return nil, fmt.Errorf("dummy: opening an rtnetlink socket in the network namespace: %w", err)
-	}
 	nl, err := nlconn.Dial(unix.NETLINK_ROUTE, &nlconn.Config{NetNS: fd})
 	if err != nil {
-		h.Close()
 		return nil, fmt.Errorf("dummy: opening an rtnetlink socket in the network namespace: %w", err)
 	}
-	return &client{owner: cfg.Owner, h: h, nl: nl}, nil
+	return &client{owner: cfg.Owner, nl: nl}, nil
 }
 
 func (c *client) close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.h == nil {
+	if c.nl == nil {
 		return fmt.Errorf("dummy: close: %w", fs.ErrClosed)
 	}
-	c.h.Close()
-	c.h = nil
 	c.nl.Close()
+	c.nl = nil
 	return nil
 }
 
 // begin is called with c.mu held before each request: it fails if the
-// client is closed or ctx is done, and bounds the socket by ctx's deadline.
+// client is closed or ctx is done or about to be. The socket itself obeys
+// ctx's deadline and cancellation (nlconn).
 func (c *client) begin(ctx context.Context) error {
-	if c.h == nil {
+	if c.nl == nil {
 		return fs.ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	to := noDeadline
-	if d, ok := ctx.Deadline(); ok {
-		to = time.Until(d)
-		if to < time.Microsecond {
-			return context.DeadlineExceeded
-		}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < time.Microsecond {
+		return context.DeadlineExceeded
 	}
-	return c.h.SetSocketTimeout(to)
+	return nil
 }
 
 // wrap turns a failure of op into an *Error; validation errors pass as they
@@ -115,25 +93,22 @@ func wrap(ctx context.Context, op, name string, addr netip.Prefix, err error) er
 
 // lookup finds the link called name and checks that it is a dummy link
 // with the client's mark.
-func (c *client) lookup(name string) (netlink.Link, error) {
-	l, err := c.lookupAny(name)
-	if err == nil && l.Attrs().Alias != c.owner {
-		return nil, &ForeignError{Name: name, Alias: l.Attrs().Alias, Owner: c.owner}
+func (c *client) lookup(ctx context.Context, name string) (link, error) {
+	l, err := c.lookupAny(ctx, name)
+	if err == nil && l.alias != c.owner {
+		return link{}, &ForeignError{Name: name, Alias: l.alias, Owner: c.owner}
 	}
 	return l, err
 }
 
 // lookupAny finds the dummy link called name, whoever made it.
-func (c *client) lookupAny(name string) (netlink.Link, error) {
-	l, err := c.h.LinkByName(name)
+func (c *client) lookupAny(ctx context.Context, name string) (link, error) {
+	l, err := c.getLink(ctx, name)
 	if err != nil {
-		if _, ok := err.(netlink.LinkNotFoundError); ok {
-			return nil, notExist{fmt.Errorf("no such link: %w", unix.ENODEV)}
-		}
-		return nil, err
+		return link{}, err
 	}
-	if t := l.Type(); t != kind {
-		return nil, &LinkTypeError{Name: name, Type: t}
+	if l.kind != kind {
+		return link{}, &LinkTypeError{Name: name, Type: l.typ()}
 	}
 	return l, nil
 }
@@ -152,7 +127,7 @@ func (c *client) ensureLocked(ctx context.Context, name string) (bool, error) {
 	if err := c.begin(ctx); err != nil {
 		return false, err
 	}
-	_, err := c.lookup(name)
+	_, err := c.lookup(ctx, name)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return false, err // there already, or a foreign link, or a failure
 	}
@@ -161,39 +136,39 @@ func (c *client) ensureLocked(ctx context.Context, name string) (bool, error) {
 	// renamed: no link of the asked-for name is ever without the mark
 	// (a run cut short leaves at most a marked link of a temporary name).
 	tmp := fmt.Sprintf("ipvskit-%07x", rand.Uint32()&0xfffffff)
-	err = c.h.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: tmp, Alias: c.owner}})
+	err = c.createLink(ctx, tmp, c.owner, nil)
 	switch {
 	case errors.Is(err, unix.EOPNOTSUPP):
 		return false, fmt.Errorf("the kernel has no dummy link type (module dummy): %w (%w)", ErrNotSupported, err)
 	case err != nil:
 		return false, err
 	}
-	l, err := c.lookupAny(tmp)
+	l, err := c.lookupAny(ctx, tmp)
 	if err != nil {
 		return false, err
 	}
 	// A new link is down; mark it, turn ARP off, give it its name. If
 	// that fails, remove it again so that a retry starts from scratch.
 	fix := func() error {
-		if err := c.h.LinkSetAlias(l, c.owner); err != nil {
+		if err := c.setLinkAttr(ctx, l.index, iflaIfalias, c.owner); err != nil {
 			return fmt.Errorf("setting the alias: %w", err)
 		}
-		if err := c.h.LinkSetARPOff(l); err != nil {
+		if err := c.setLinkFlag(ctx, rtmSetLink, l.index, iffNoARP); err != nil {
 			return fmt.Errorf("setting NOARP: %w", err)
 		}
-		if err := c.h.LinkSetName(l, name); err != nil {
+		if err := c.setLinkAttr(ctx, l.index, iflaIfname, name); err != nil {
 			return fmt.Errorf("naming the new link: %w", err)
 		}
 		return nil
 	}
 	if err := fix(); err != nil {
-		if derr := c.h.LinkDel(l); derr != nil {
+		if derr := c.deleteLink(ctx, l.index); derr != nil {
 			return false, fmt.Errorf("%w (and deleting the new link %s again: %w)", err, tmp, derr)
 		}
 		if errors.Is(err, unix.EEXIST) {
 			// Someone made a link of the name meanwhile: accept it if
 			// it is ours to accept.
-			_, err = c.lookup(name)
+			_, err = c.lookup(ctx, name)
 			return false, err
 		}
 		return false, err
@@ -208,17 +183,17 @@ func (c *client) adopt(ctx context.Context, name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	err := c.begin(ctx)
-	var l netlink.Link
+	var l link
 	if err == nil {
-		l, err = c.lookupAny(name)
+		l, err = c.lookupAny(ctx, name)
 	}
 	if err == nil {
-		switch l.Attrs().Alias {
+		switch l.alias {
 		case c.owner:
 		case "":
-			err = c.h.LinkSetAlias(l, c.owner)
+			err = c.setLinkAttr(ctx, l.index, iflaIfalias, c.owner)
 		default:
-			err = &ForeignError{Name: name, Alias: l.Attrs().Alias, Owner: c.owner}
+			err = &ForeignError{Name: name, Alias: l.alias, Owner: c.owner}
 		}
 	}
 	return wrap(ctx, "adopt", name, netip.Prefix{}, err)
@@ -238,120 +213,103 @@ func (c *client) addrsLocked(ctx context.Context, name string) ([]netip.Prefix, 
 	if err := c.begin(ctx); err != nil {
 		return nil, err
 	}
-	l, err := c.lookup(name)
+	l, err := c.lookup(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return c.list(l)
+	return c.list(ctx, l.index)
 }
 
-// list dumps l's addresses, retrying a dump that a concurrent change
-// interrupted (it may be inconsistent, and Sync must not act on that).
-func (c *client) list(l netlink.Link) ([]netip.Prefix, error) {
-	var err error
+// list dumps the addresses of link index, sorted, retrying a dump that a
+// concurrent change interrupted (it may be inconsistent, and Sync must not
+// act on that).
+func (c *client) list(ctx context.Context, index int) ([]netip.Prefix, error) {
 	for range dumpRetries {
-		var as []netlink.Addr
-		as, err = c.h.AddrList(l, netlink.FAMILY_ALL)
-		if errors.Is(err, netlink.ErrDumpInterrupted) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		ps := make([]netip.Prefix, 0, len(as))
-		for _, a := range as {
-			p, ok := toPrefix(a.IPNet)
-			if !ok {
-				return nil, fmt.Errorf("the kernel listed an address that is not IPv4 or IPv6: %v", a.IPNet)
+		var ps []netip.Prefix
+		intr := false
+		req := mnl.Message{Header: mnl.Header{Type: rtmGetAddr}, Data: addrDumpRequest()}
+		err := c.nl.Dump(ctx, req, func(h mnl.Header, data []byte) error {
+			if h.Flags&flagDumpIntr != 0 {
+				intr = true
+			}
+			if h.Type != rtmNewAddr {
+				return nil
+			}
+			i, p, ok := parseAddr(data)
+			switch {
+			case i != index && len(data) >= ifaddrmsgLen:
+				return nil // another link's
+			case !ok:
+				return fmt.Errorf("the kernel listed an address that is not IPv4 or IPv6, or a malformed one (% x)", data)
 			}
 			ps = append(ps, p)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing addresses: %w", err)
 		}
-		sortPrefixes(ps)
-		return ps, nil
+		if !intr {
+			sortPrefixes(ps)
+			return ps, nil
+		}
 	}
-	return nil, fmt.Errorf("listing addresses: %d dumps in a row were interrupted by changes: %w", dumpRetries, err)
+	return nil, fmt.Errorf("listing addresses: %d dumps in a row were interrupted by changes", dumpRetries)
 }
 
-func toPrefix(n *net.IPNet) (netip.Prefix, bool) {
-	if n == nil {
-		return netip.Prefix{}, false
-	}
-	a, ok := netip.AddrFromSlice(n.IP)
-	if !ok {
-		return netip.Prefix{}, false
-	}
-	ones, bits := n.Mask.Size()
-	if bits == 32 {
-		a = a.Unmap()
-	}
-	if bits != a.BitLen() {
-		return netip.Prefix{}, false
-	}
-	return netip.PrefixFrom(a, ones), true
+// addAddr binds p to link index; "already there" matches fs.ErrExist (the
+// errno EEXIST does).
+func (c *client) addAddr(ctx context.Context, index int, p netip.Prefix) error {
+	_, err := c.nl.Execute(ctx, mnl.Message{
+		Header: mnl.Header{Type: rtmNewAddr, Flags: mnl.Create | mnl.Excl},
+		Data:   addrMessage(index, p),
+	})
+	return err
 }
 
-func toAddr(p netip.Prefix) *netlink.Addr {
-	a := &netlink.Addr{IPNet: &net.IPNet{
-		IP:   p.Addr().AsSlice(),
-		Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen()),
-	}}
-	if p.Addr().Is6() {
-		// No duplicate address detection: a VIP is meant to be shared,
-		// and a tentative address could not be used.
-		a.Flags = unix.IFA_F_NODAD
-	}
-	return a
-}
-
-func (c *client) bind(ctx context.Context, name string, addr netip.Addr) error {
-	if err := validateName(name); err != nil {
-		return err
-	}
-	if err := validateAddr("addr", addr); err != nil {
-		return err
-	}
-	p := hostPrefix(addr)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	err := c.begin(ctx)
-	var l netlink.Link
-	if err == nil {
-		l, err = c.lookup(name)
-	}
-	if err == nil {
-		err = c.h.AddrAdd(l, toAddr(p))
-	}
-	return wrap(ctx, "bind", name, p, err)
-}
-
-func (c *client) unbind(ctx context.Context, name string, addr netip.Addr) error {
-	if err := validateName(name); err != nil {
-		return err
-	}
-	if err := validateAddr("addr", addr); err != nil {
-		return err
-	}
-	p := hostPrefix(addr)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	err := c.begin(ctx)
-	var l netlink.Link
-	if err == nil {
-		l, err = c.lookup(name)
-	}
-	if err == nil {
-		err = delAddr(c.h, l, p)
-	}
-	return wrap(ctx, "unbind", name, p, err)
-}
-
-// delAddr deletes p from l; "not there" matches fs.ErrNotExist.
-func delAddr(h *netlink.Handle, l netlink.Link, p netip.Prefix) error {
-	err := h.AddrDel(l, toAddr(p))
+// delAddr deletes p from link index; "not there" matches fs.ErrNotExist.
+func (c *client) delAddr(ctx context.Context, index int, p netip.Prefix) error {
+	_, err := c.nl.Execute(ctx, mnl.Message{Header: mnl.Header{Type: rtmDelAddr}, Data: addrMessage(index, p)})
 	if errors.Is(err, unix.EADDRNOTAVAIL) {
 		return notExist{err}
 	}
 	return err
+}
+
+// onLink runs f on the client's link name, with c.mu held, for the
+// address operation op on p.
+func (c *client) onLink(ctx context.Context, op, name string, p netip.Prefix, f func(l link) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := c.begin(ctx)
+	var l link
+	if err == nil {
+		l, err = c.lookup(ctx, name)
+	}
+	if err == nil {
+		err = f(l)
+	}
+	return wrap(ctx, op, name, p, err)
+}
+
+func (c *client) bind(ctx context.Context, name string, addr netip.Addr) error {
+	return c.onAddr(ctx, "bind", name, addr, c.addAddr)
+}
+
+func (c *client) unbind(ctx context.Context, name string, addr netip.Addr) error {
+	return c.onAddr(ctx, "unbind", name, addr, c.delAddr)
+}
+
+// onAddr validates name and addr, then runs f on the client's link name
+// and addr as a host prefix, for the address operation op.
+func (c *client) onAddr(ctx context.Context, op, name string, addr netip.Addr, f func(ctx context.Context, index int, p netip.Prefix) error) error {
+	if err := validateName(name); err != nil {
+		return err
+	}
+	if err := validateAddr("addr", addr); err != nil {
+		return err
+	}
+	p := hostPrefix(addr)
+	return c.onLink(ctx, op, name, p, func(l link) error { return f(ctx, l.index, p) })
 }
 
 func (c *client) sync(ctx context.Context, name string, wanted []netip.Addr) (SyncResult, error) {
@@ -369,11 +327,11 @@ func (c *client) sync(ctx context.Context, name string, wanted []netip.Addr) (Sy
 	if err := c.begin(ctx); err != nil {
 		return res, wrap(ctx, "sync", name, netip.Prefix{}, err)
 	}
-	l, err := c.lookup(name)
+	l, err := c.lookup(ctx, name)
 	if err != nil {
 		return res, wrap(ctx, "sync", name, netip.Prefix{}, err)
 	}
-	have, err := c.list(l)
+	have, err := c.list(ctx, l.index)
 	if err != nil {
 		return res, wrap(ctx, "sync", name, netip.Prefix{}, err)
 	}
@@ -386,7 +344,7 @@ func (c *client) sync(ctx context.Context, name string, wanted []netip.Addr) (Sy
 	for _, p := range add {
 		err := c.begin(ctx)
 		if err == nil {
-			err = c.h.AddrAdd(l, toAddr(p))
+			err = c.addAddr(ctx, l.index, p)
 		}
 		switch {
 		case err == nil:
@@ -402,7 +360,7 @@ func (c *client) sync(ctx context.Context, name string, wanted []netip.Addr) (Sy
 	for _, p := range del {
 		err := c.begin(ctx)
 		if err == nil {
-			err = delAddr(c.h, l, p)
+			err = c.delAddr(ctx, l.index, p)
 		}
 		switch {
 		case err == nil:
@@ -422,15 +380,5 @@ func (c *client) delete(ctx context.Context, name string) error {
 	if err := validateName(name); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	err := c.begin(ctx)
-	var l netlink.Link
-	if err == nil {
-		l, err = c.lookup(name)
-	}
-	if err == nil {
-		err = c.h.LinkDel(l)
-	}
-	return wrap(ctx, "delete", name, netip.Prefix{}, err)
+	return c.onLink(ctx, "delete", name, netip.Prefix{}, func(l link) error { return c.deleteLink(ctx, l.index) })
 }

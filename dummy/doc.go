@@ -9,9 +9,9 @@
 // arp_announce sysctls' business; see package sysctl.)
 //
 // A Client works in one network namespace, chosen when it is made, over
-// rtnetlink (github.com/vishvananda/netlink); it runs no programs. It
-// changes only the dummy links it made, proven by its mark (Config.Owner)
-// in the link's alias, and only the addresses on them. A link of the
+// rtnetlink; it runs no programs. It changes only the dummy links it made,
+// proven by its mark (Config.Owner) in the link's alias, and only the
+// addresses on them. A link of the
 // asked-for name that is not a dummy link (*LinkTypeError), or a dummy link
 // without the mark (*ForeignError), is never modified or deleted: every
 // method fails on it, changing nothing. Addresses on other links are never
@@ -24,15 +24,14 @@
 // the protocol number RouteProtocol (173) on top of the link's mark; no
 // other route is ever listed or removed.
 //
-// Two netlink stacks serve a Client today, one socket each, in the same
-// namespace: github.com/vishvananda/netlink's Handle for the link itself
-// (create, look up, rename, alias, ARP off, up, delete) and for Bind,
-// Unbind, Sync and the address list, and internal/nlconn with internal/nlattr's attribute codec
-// for the batched paths (Update, UpdateRoutes, Routes), which build their
-// rtnetlink messages here (route_wire.go, update_linux.go). Folding the
-// link and address calls into the second stack means encoding RTM_NEWLINK
-// with its IFLA_LINKINFO nest and decoding link and address dumps here; it
-// is left for its own change, with the kernel tests that cover those calls.
+// One rtnetlink socket serves a Client (internal/nlconn, with
+// internal/nlattr's attribute codec), for the link itself (RTM_NEWLINK of
+// kind dummy, RTM_GETLINK, RTM_SETLINK for alias, name and NOARP,
+// RTM_DELLINK), the addresses (RTM_NEWADDR, RTM_DELADDR, RTM_GETADDR
+// dumps), the batched paths (Update, UpdateRoutes) and the route list. The
+// messages are built and read in files that build on every GOOS
+// (link_wire.go, addr_wire.go, route_wire.go); only the socket is
+// Linux-only.
 //
 // Package dummytest has an in-memory Fake with the same semantics and
 // errors, for unit tests.

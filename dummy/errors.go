@@ -7,12 +7,11 @@ import (
 	"strings"
 
 	"github.com/ipvskit/ipvskit/inet"
-	"github.com/ipvskit/ipvskit/internal/kerr"
 )
 
 // ErrNotSupported is wrapped by errors that say the kernel or the operating
 // system lacks dummy links. It is the same value in every ipvskit package.
-var ErrNotSupported = kerr.ErrNotSupported
+var ErrNotSupported = inet.ErrNotSupported
 
 // Error is returned by every Client method that reached the kernel. It names
 // the operation, the link and, for address operations, the address, and wraps

@@ -1,6 +1,10 @@
 package dummy
 
-import "context"
+import (
+	"context"
+
+	"github.com/ipvskit/ipvskit/internal/kerr"
+)
 
 // Probe reports whether the kernel has the dummy link type, changing
 // nothing: it asks for a dummy link with an invalid (multicast) hardware
@@ -8,4 +12,9 @@ import "context"
 // link type (so a kernel that loads modules on demand loads dummy, as
 // Ensure would) and before it makes anything. If the kernel has no dummy
 // link type the error wraps ErrNotSupported and names the module, dummy.
-func (c *Client) Probe(ctx context.Context) error { return c.c.probe(ctx) }
+// The Client asks once and keeps the answer (present or missing; any other
+// error is not kept): a new Client asks again.
+func (c *Client) Probe(ctx context.Context) error { return c.probes.Run(ctx, dummyLinks(), c.c.probe) }
+
+// dummyLinks is the dummy link type, the feature Probe asks for.
+func dummyLinks() kerr.Feature { return kerr.Feature{Name: "dummy links", Module: "dummy"} }

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/netip"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,18 +21,18 @@ func (c *client) probe(ctx context.Context) error {
 		return wrap(ctx, "probe", "", netip.Prefix{}, err)
 	}
 	name := fmt.Sprintf("ipvskit-p%06x", rand.Uint32()&0xffffff)
-	multicast := net.HardwareAddr{0x01, 0x00, 0x5e, 0x00, 0x00, 0x01}
-	err := c.h.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: name, HardwareAddr: multicast}})
+	multicast := []byte{0x01, 0x00, 0x5e, 0x00, 0x00, 0x01}
+	err := c.createLink(ctx, name, "", multicast)
 	switch {
 	case errors.Is(err, unix.EADDRNOTAVAIL):
 		return nil
 	case errors.Is(err, unix.EOPNOTSUPP):
-		return &kerr.UnsupportedFeatureError{Feature: "dummy links", Module: "dummy", Err: err}
+		return dummyLinks().Missing(err)
 	case err == nil:
 		// A kernel that accepted the address made the link: undo it.
-		l, derr := c.h.LinkByName(name)
+		l, derr := c.getLink(ctx, name)
 		if derr == nil {
-			derr = c.h.LinkDel(l)
+			derr = c.deleteLink(ctx, l.index)
 		}
 		return errors.Join(fmt.Errorf("dummy: probe: the kernel accepted a multicast address for link %s, deleted again", name), derr)
 	}

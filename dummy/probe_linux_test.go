@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ipvskit/ipvskit/dummy"
-	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
 
@@ -26,7 +26,7 @@ func TestIntegrationProbeAgreesWithIPAndMakesNoLink(t *testing.T) {
 		t.Errorf("Probe changed the links:\n--- before\n%s--- after\n%s", before, after)
 	}
 	_, oracle := ns.TryExec(t, nil, "ip", "link", "add", "oracle0", "type", "dummy")
-	var u *kerr.UnsupportedFeatureError
+	var u *inet.UnsupportedFeatureError
 	switch {
 	case oracle == nil && err != nil:
 		t.Errorf("ip made a dummy link, Probe says: %v", err)

@@ -10,15 +10,10 @@ import (
 	"slices"
 
 	mnl "github.com/mdlayher/netlink"
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 )
-
-// flagDumpIntr is NLM_F_DUMP_INTR: the dump was interrupted by a change and
-// may be inconsistent.
-const flagDumpIntr = 0x10
 
 func (c *client) routes(ctx context.Context, name string) ([]netip.Addr, error) {
 	if err := validateName(name); err != nil {
@@ -27,13 +22,13 @@ func (c *client) routes(ctx context.Context, name string) ([]netip.Addr, error) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	err := c.begin(ctx)
-	var l netlink.Link
+	var l link
 	if err == nil {
-		l, err = c.lookup(name)
+		l, err = c.lookup(ctx, name)
 	}
 	var as []netip.Addr
 	if err == nil {
-		as, err = c.listRoutes(ctx, l.Attrs().Index)
+		as, err = c.listRoutes(ctx, l.index)
 	}
 	return as, wrap(ctx, "routes", name, netip.Prefix{}, err)
 }
@@ -42,9 +37,6 @@ func (c *client) routes(ctx context.Context, name string) ([]netip.Addr, error) 
 // those that are the client's on link index, sorted, retrying a dump that a
 // concurrent change interrupted.
 func (c *client) listRoutes(ctx context.Context, index int) ([]netip.Addr, error) {
-	if c.nl == nil {
-		return nil, errors.New("no batch socket")
-	}
 	var out []netip.Addr
 	for _, fam := range []byte{afInet, afInet6} {
 		var err error
@@ -94,23 +86,20 @@ func (c *client) updateRoutes(ctx context.Context, name string, add, remove []ne
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	err := c.begin(ctx)
-	var l netlink.Link
+	var l link
 	if err == nil {
-		l, err = c.lookup(name)
+		l, err = c.lookup(ctx, name)
 	}
-	if err == nil && c.nl == nil {
-		err = errors.New("no batch socket")
-	}
-	if err == nil && l.Attrs().Flags&unix.IFF_UP == 0 && slices.ContainsFunc(add, netip.Addr.Is6) {
+	if err == nil && l.flags&iffUp == 0 && slices.ContainsFunc(add, netip.Addr.Is6) {
 		// IPv6 routes need the link up (see UpdateRoutes).
-		if err = c.h.LinkSetUp(l); err != nil {
+		if err = c.setLinkFlag(ctx, rtmNewLink, l.index, iffUp); err != nil {
 			err = fmt.Errorf("setting the link up for IPv6 routes: %w", err)
 		}
 	}
 	if err != nil {
 		return wrap(ctx, "update routes", name, netip.Prefix{}, err)
 	}
-	index := l.Attrs().Index
+	index := l.index
 	msgs := make([]mnl.Message, 0, len(add)+len(remove))
 	for _, a := range add {
 		// CREATE without EXCL or REPLACE: the kernel answers EEXIST only

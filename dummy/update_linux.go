@@ -4,14 +4,12 @@ package dummy
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"net/netip"
 
 	mnl "github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/ipvskit/ipvskit/internal/nlattr"
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 )
 
@@ -29,28 +27,21 @@ func (c *client) update(ctx context.Context, name string, add, remove []netip.Ad
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	err := c.begin(ctx)
-	var index int
+	var l link
 	if err == nil {
-		link, lerr := c.lookup(name)
-		if lerr != nil {
-			err = lerr
-		} else {
-			index = link.Attrs().Index
-		}
+		l, err = c.lookup(ctx, name)
 	}
 	if err != nil {
 		return wrap(ctx, "update", name, netip.Prefix{}, err)
 	}
-	if c.nl == nil {
-		return wrap(ctx, "update", name, netip.Prefix{}, errors.New("no batch socket"))
-	}
+	index := l.index
 	msgs := make([]mnl.Message, 0, len(add)+len(remove))
 	for _, a := range add {
 		// CREATE|REPLACE: binding an address that is there already succeeds.
-		msgs = append(msgs, addrMessage(unix.RTM_NEWADDR, mnl.Create|mnl.Replace, index, a))
+		msgs = append(msgs, mnl.Message{Header: mnl.Header{Type: rtmNewAddr, Flags: mnl.Create | mnl.Replace}, Data: addrMessage(index, hostPrefix(a))})
 	}
 	for _, a := range remove {
-		msgs = append(msgs, addrMessage(unix.RTM_DELADDR, 0, index, a))
+		msgs = append(msgs, mnl.Message{Header: mnl.Header{Type: rtmDelAddr}, Data: addrMessage(index, hostPrefix(a))})
 	}
 	errs, err := c.nl.Batch(ctx, msgs, nlconn.BatchOptions{})
 	if err != nil {
@@ -73,23 +64,4 @@ func (c *client) update(ctx context.Context, name string, add, remove []netip.Ad
 		failed = append(failed, wrap(ctx, op, name, hostPrefix(a), e))
 	}
 	return errors.Join(failed...)
-}
-
-// addrMessage is an RTM_NEWADDR or RTM_DELADDR request for a as a host
-// address (/32, /128) on link index: struct ifaddrmsg, then IFA_LOCAL and
-// IFA_ADDRESS (include/uapi/linux/if_addr.h). IPv6 addresses skip duplicate
-// address detection, as Bind's do.
-func addrMessage(typ uint16, flags mnl.HeaderFlags, index int, a netip.Addr) mnl.Message {
-	fam, flag := byte(unix.AF_INET), byte(0)
-	if a.Is6() {
-		fam, flag = unix.AF_INET6, unix.IFA_F_NODAD
-	}
-	raw := a.AsSlice()
-	b := make([]byte, 8, 8+2*(4+16))
-	b[0], b[1], b[2], b[3] = fam, byte(a.BitLen()), flag, unix.RT_SCOPE_UNIVERSE
-	binary.NativeEndian.PutUint32(b[4:8], uint32(index))
-	e := nlattr.NewEncoder(b)
-	e.Attr(unix.IFA_LOCAL, raw)
-	e.Attr(unix.IFA_ADDRESS, raw)
-	return mnl.Message{Header: mnl.Header{Type: mnl.HeaderType(typ), Flags: flags}, Data: e.Bytes()}
 }

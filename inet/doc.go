@@ -18,4 +18,11 @@
 // ValidationError is an InputError, whose Fields name each refused value by
 // its path, with the value and the reason. One errors.As finds it whichever
 // package refused.
+//
+// And it is the one home of the errors every package shares about the
+// kernel: ErrNotSupported, which each package re-exports under its own name
+// (ipvs.ErrNotSupported is inet.ErrNotSupported), and
+// UnsupportedFeatureError, which names a missing feature and its module
+// (proxier.UnsupportedFeatureError is an alias). inet is the home because
+// every ipvskit package imports it already and it imports none of them.
 package inet

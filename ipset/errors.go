@@ -7,12 +7,11 @@ import (
 	"syscall"
 
 	"github.com/ipvskit/ipvskit/inet"
-	"github.com/ipvskit/ipvskit/internal/kerr"
 )
 
 // ErrNotSupported is wrapped by errors that say the kernel lacks ipset, a set
 // type or a type revision. The wrapping error names the kernel module.
-var ErrNotSupported = kerr.ErrNotSupported
+var ErrNotSupported = inet.ErrNotSupported
 
 // Classes of the kernel's ipset-specific error codes (4097 and up). An *Error
 // wraps one of them; test with errors.Is.

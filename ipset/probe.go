@@ -18,7 +18,12 @@ func (c *Client) TypeRevision(ctx context.Context, t Type, f Family) (uint8, err
 	}
 	rev, err := c.c.revision(ctx, t, f)
 	if errors.Is(err, ErrNotSupported) {
-		return 0, &kerr.UnsupportedFeatureError{Feature: "ipset type " + t.String() + " (" + f.String() + ")", Module: t.module(), Err: err}
+		return 0, typeFeature(t, f).Missing(err)
 	}
 	return rev, err
+}
+
+// typeFeature is set type t in family f, as a kernel feature.
+func typeFeature(t Type, f Family) kerr.Feature {
+	return kerr.Feature{Name: "ipset type " + t.String() + " (" + f.String() + ")", Module: t.module()}
 }

@@ -11,9 +11,10 @@
 //
 // # Choosing a back end
 //
-// IPTablesBackend and NFTablesBackend have the same methods, so a program that can use
-// either declares the small interface it needs, as package proxier does with
-// its Rules. Each serves one family in one network namespace, both chosen at
+// IPTablesBackend and NFTablesBackend have the same methods, collected once in the
+// Backend interface, which iptablestest.Fake satisfies too: a program that
+// can use either takes a Backend (package proxier's Rules is an alias of
+// it). Each serves one family in one network namespace, both chosen at
 // construction, keeps what it last applied and sends only the difference;
 // Check reports drift and Repair undoes it.
 //

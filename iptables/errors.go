@@ -6,13 +6,12 @@ import (
 	"strings"
 
 	"github.com/ipvskit/ipvskit/inet"
-	"github.com/ipvskit/ipvskit/internal/kerr"
 )
 
 // ErrNotSupported is wrapped by errors that say the system lacks something a
 // back end needs (nf_tables, an iptables binary, ipset); the wrapping error
 // names it.
-var ErrNotSupported = kerr.ErrNotSupported
+var ErrNotSupported = inet.ErrNotSupported
 
 // ValidationError says which field of a Ruleset (or a back end's Config) has
 // a bad value. Nothing is applied when a Ruleset fails validation.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ipvskit/ipvskit/internal/kerr"
 	"github.com/ipvskit/ipvskit/ipset"
 )
 
@@ -37,6 +38,9 @@ type iptBackend struct {
 	// of the back end's (kube-proxy's) names as its own
 	// (IPTablesConfig.AdoptKubeProxy).
 	adopting bool
+	// answers keeps Probe's answer per match and target: the kernel is
+	// asked once per back end.
+	answers kerr.Probes
 
 	// fail, when set (by tests), is called before each step; an error
 	// from it aborts the sync there, as a kernel or tool failure would.
@@ -58,6 +62,7 @@ func (b *iptBackend) close() error {
 	if b.closer != nil {
 		err = errors.Join(err, b.closer())
 	}
+	b.answers.Forget() // a closed back end's Probe asks again, and fails
 	return err
 }
 

@@ -44,9 +44,8 @@ func (o *ownership) empty() bool {
 // rule leads into an owned chain (Cleanup could not delete it). It returns a
 // *ForeignError naming the first object that fails.
 func decideOwnership(n *iptNames, fam Family, saves map[Flavor]saved, heads []ipset.SetInfo, known map[string]bool, types, jumps bool) (*ownership, error) {
+	d := &ownershipCheck{n: n, fam: fam, known: known, ours: n.ipsets(fam), referenced: map[string]bool{}}
 	o := &ownership{saves: saves, chains: map[Flavor]map[string]bool{}, sets: map[string]ipset.SetInfo{}}
-	referenced := map[string]bool{}
-	ours := n.ipsets(fam)
 	for _, fl := range []Flavor{FlavorLegacy, FlavorNFT} {
 		s, ok := saves[fl]
 		if !ok {
@@ -54,64 +53,111 @@ func decideOwnership(n *iptNames, fam Family, saves map[Flavor]saved, heads []ip
 		}
 		o.chains[fl] = map[string]bool{}
 		for _, table := range []string{"nat", "filter"} {
-			owned := map[string]bool{}
-			for _, c := range n.chains(table) {
-				if !s.hasChain(table, c) {
-					continue
-				}
-				rules := s[table].byChain[c]
-				if (len(rules) == 0 || rules[0] != n.markerLine(c)) && !known[knownChain(fl, table, c)] {
-					found := "no rules"
-					if len(rules) > 0 {
-						found = "first rule " + rules[0]
-					}
-					return nil, &ForeignError{Kind: "chain", Name: table + " " + c,
-						Reason: fmt.Sprintf("%s shows %s, not the marker %q", fl.binary(fam, "save"), found, n.mark)}
-				}
-				owned[c] = true
+			owned, err := d.ownedChains(fl, s, table)
+			if err != nil {
+				return nil, err
+			}
+			for c := range owned {
 				o.chains[fl][table+" "+c] = true
 			}
 			if owned[n.owner] {
-				for _, l := range s[table].byChain[n.owner] {
-					for name, set := range ours {
-						if l == "-A "+n.owner+" "+n.ownerRef(name, set.Shape()) {
-							referenced[name] = true
-						}
-					}
-				}
+				d.ownerRefs(s[table].byChain[n.owner])
 			}
 			if !jumps {
 				continue
 			}
-			for chain, lines := range s[table].byChainOrEmpty() {
-				if owned[chain] {
-					continue
-				}
-				for _, l := range lines {
-					if t := ruleTarget(l); owned[t] && !strings.Contains(l, " --comment "+saveQuote(n.mark)+" ") {
-						return nil, &ForeignError{Kind: "rule", Name: table + " " + l,
-							Reason: fmt.Sprintf("it leads into chain %s without the mark %q", t, n.mark)}
-					}
-				}
+			if err := d.foreignJumps(s, table, owned); err != nil {
+				return nil, err
 			}
 		}
 	}
 	for _, h := range heads {
-		s, ok := ours[h.Name]
-		if !ok {
+		if _, ok := d.ours[h.Name]; !ok {
 			continue
 		}
-		if !referenced[h.Name] && !known[knownSet(h.Name)] {
-			return nil, &ForeignError{Kind: "ipset", Name: h.Name,
-				Reason: fmt.Sprintf("%s with %d references, none from the owner chain filter %s", h.Type, h.References, n.owner)}
-		}
-		if spec := ipsetSpec(n, fam, s); types && !sameType(h.Set, spec) {
-			return nil, &ForeignError{Kind: "ipset", Name: h.Name,
-				Reason: fmt.Sprintf("type %s family %s, the back end writes %s family %s", h.Type, ipset.FamilyName(setFamily(h.Set)), spec.Type, ipset.FamilyName(setFamily(spec)))}
+		if err := d.ownedSet(h, types); err != nil {
+			return nil, err
 		}
 		o.sets[h.Name] = h
 	}
 	return o, nil
+}
+
+// ownershipCheck is one decideOwnership: what it checks against, and the
+// owned ipsets the owner chains it has read reference.
+type ownershipCheck struct {
+	n          *iptNames
+	fam        Family
+	known      map[string]bool
+	ours       map[string]SetName // the owned ipsets, by name
+	referenced map[string]bool
+}
+
+// ownedChains returns the chains of n in table that exist in flavor fl's
+// save s, after checking that each is its own (the marker rule first, or
+// known): a *ForeignError names the first that is not.
+func (d *ownershipCheck) ownedChains(fl Flavor, s saved, table string) (map[string]bool, error) {
+	n := d.n
+	owned := map[string]bool{}
+	for _, c := range n.chains(table) {
+		if !s.hasChain(table, c) {
+			continue
+		}
+		rules := s[table].byChain[c]
+		if (len(rules) == 0 || rules[0] != n.markerLine(c)) && !d.known[knownChain(fl, table, c)] {
+			found := "no rules"
+			if len(rules) > 0 {
+				found = "first rule " + rules[0]
+			}
+			return nil, &ForeignError{Kind: "chain", Name: table + " " + c,
+				Reason: fmt.Sprintf("%s shows %s, not the marker %q", fl.binary(d.fam, "save"), found, n.mark)}
+		}
+		owned[c] = true
+	}
+	return owned, nil
+}
+
+// ownerRefs notes the owned ipsets the owner chain's rules reference.
+func (d *ownershipCheck) ownerRefs(lines []string) {
+	for _, l := range lines {
+		for name, set := range d.ours {
+			if l == "-A "+d.n.owner+" "+d.n.ownerRef(name, set.Shape()) {
+				d.referenced[name] = true
+			}
+		}
+	}
+}
+
+// foreignJumps returns a *ForeignError for the first rule of a chain not
+// owned in table that leads into an owned chain without the mark.
+func (d *ownershipCheck) foreignJumps(s saved, table string, owned map[string]bool) error {
+	n := d.n
+	for chain, lines := range s[table].byChainOrEmpty() {
+		if owned[chain] {
+			continue
+		}
+		for _, l := range lines {
+			if t := ruleTarget(l); owned[t] && !strings.Contains(l, " --comment "+saveQuote(n.mark)+" ") {
+				return &ForeignError{Kind: "rule", Name: table + " " + l,
+					Reason: fmt.Sprintf("it leads into chain %s without the mark %q", t, n.mark)}
+			}
+		}
+	}
+	return nil
+}
+
+// ownedSet checks that ipset h, of an owned name, is its own (referenced
+// by an owner chain, or known) and, with types, of the type it writes.
+func (d *ownershipCheck) ownedSet(h ipset.SetInfo, types bool) error {
+	if !d.referenced[h.Name] && !d.known[knownSet(h.Name)] {
+		return &ForeignError{Kind: "ipset", Name: h.Name,
+			Reason: fmt.Sprintf("%s with %d references, none from the owner chain filter %s", h.Type, h.References, d.n.owner)}
+	}
+	if spec := ipsetSpec(d.n, d.fam, d.ours[h.Name]); types && !sameType(h.Set, spec) {
+		return &ForeignError{Kind: "ipset", Name: h.Name,
+			Reason: fmt.Sprintf("type %s family %s, the back end writes %s family %s", h.Type, ipset.FamilyName(setFamily(h.Set)), spec.Type, ipset.FamilyName(setFamily(spec)))}
+	}
+	return nil
 }
 
 // knownChain and knownSet are the keys of the objects a back end knows it

@@ -172,3 +172,32 @@ func TestJournalDeltasEqualFullDiff(t *testing.T) {
 		t.Fatalf("unexpected deltas: %v", got)
 	}
 }
+
+// Contains sees every member of every set, whatever the sizes, and Grow
+// keeps what a set holds.
+func TestContainsAndGrow(t *testing.T) {
+	a, b := mustAddr("198.18.0.1"), mustAddr("198.18.0.2")
+	r, o := NewRuleset(IPv4, Options{}), NewRuleset(IPv4, Options{})
+	r.Add(ClusterIPSet, AddrPort(a, TCP, 80))
+	r.Grow(ClusterIPSet, 100)
+	r.Grow(IPVSIPs, 100)
+	if !r.Has(ClusterIPSet, AddrPort(a, TCP, 80)) || r.Len(ClusterIPSet) != 1 || r.Len(IPVSIPs) != 0 {
+		t.Fatalf("after Grow: %v", r.Members(ClusterIPSet))
+	}
+	if !r.Contains(o) || !o.Equal(NewRuleset(IPv4, Options{})) {
+		t.Fatal("an empty ruleset is not contained")
+	}
+	o.Add(ClusterIPSet, AddrPort(b, TCP, 80))
+	if r.Contains(o) {
+		t.Fatal("a member r lacks is contained")
+	}
+	r.Add(ClusterIPSet, AddrPort(b, TCP, 80))
+	o.Add(IPVSIPs, Addr(a))
+	if r.Contains(o) {
+		t.Fatal("a member of another set r lacks is contained")
+	}
+	r.Add(IPVSIPs, Addr(a))
+	if !r.Contains(o) || o.Contains(r) {
+		t.Fatal("Contains is not the subset relation")
+	}
+}

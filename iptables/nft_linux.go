@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/nftables"
+	"github.com/ipvskit/ipvskit/internal/kerr"
 	"github.com/ipvskit/ipvskit/internal/names"
 	"github.com/ipvskit/ipvskit/internal/nsfd"
 	"github.com/mdlayher/netlink"
@@ -28,6 +29,9 @@ type nftBackend struct {
 	// probes are the kernel features a failed full sync is diagnosed
 	// with (nftProbes; tests add their own).
 	probes []nftProbe
+	// answers keeps each probe's answer: Probe and the diagnosis of a
+	// failed sync ask the kernel once per feature.
+	answers kerr.Probes
 
 	// beforeFlush, when set (by tests), is called with each batch before
 	// it is sent; an error it queues makes the kernel refuse the batch.
@@ -91,6 +95,7 @@ func (b *nftBackend) close() error {
 		unix.Close(int(b.cfg.NetNS))
 		b.cfg.NetNS = -1
 	}
+	b.answers.Forget() // a closed back end's Probe fails, as its other calls do
 	return err
 }
 

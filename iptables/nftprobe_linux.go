@@ -76,8 +76,7 @@ func (b *nftBackend) diagnose(ctx context.Context, cause error) error {
 		if ctx.Err() != nil {
 			return cause
 		}
-		err := b.probe(ctx, p)
-		if missingFeature(err) {
+		if err := b.probeFeature(ctx, p); errors.Is(err, ErrNotSupported) {
 			// cause says "nftables:" and what was being done already.
 			return fmt.Errorf("%w: the kernel refuses the %s: %w: module %s missing",
 				cause, p.kind, ErrNotSupported, nftModule(p.kind, b.cfg.Family))

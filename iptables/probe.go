@@ -8,7 +8,9 @@ import "context"
 // once, and touches nothing else. It returns nil, or the refused features
 // joined (errors.Join), each an error wrapping ErrNotSupported that names the
 // feature and its module, so a caller sees every missing module at once.
-// It does not need, nor read, the back end's own table.
+// It does not need, nor read, the back end's own table. Each feature is
+// asked once per back end (the diagnosis of a failed sync shares the
+// answers); any failure other than a missing feature is not kept.
 func (n *NFTablesBackend) Probe(ctx context.Context) error { return n.b.probeAll(ctx) }
 
 // Probe checks, changing nothing, that the kernel has what the back end's

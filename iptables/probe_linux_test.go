@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/testutil"
 )
 
@@ -23,7 +23,7 @@ func probeModules(t *testing.T, err error) []string {
 	}
 	var out []string
 	for _, e := range j.Unwrap() {
-		var u *kerr.UnsupportedFeatureError
+		var u *inet.UnsupportedFeatureError
 		if !errors.As(e, &u) || !errors.Is(e, ErrNotSupported) {
 			t.Errorf("not a missing feature: %v", e)
 			continue

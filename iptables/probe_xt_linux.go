@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/internal/kerr"
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 	"github.com/mdlayher/netlink"
@@ -42,16 +43,25 @@ func (b *iptBackend) probeExtensions(ctx context.Context) []error {
 		if noAsker {
 			return
 		}
-		err := ask(ctx, name, target)
-		var missing *kerr.UnsupportedFeatureError
+		f := kerr.Feature{Name: fmt.Sprintf("iptables %s %s (%s, %s)", kind, name, b.fam, b.flavor), Module: extModule(name, b.fam)}
+		err := b.answers.Run(ctx, f, func(ctx context.Context) error {
+			err := ask(ctx, name, target)
+			switch {
+			case errors.Is(err, unix.EPROTONOSUPPORT):
+				return nil // present, without revision 0
+			case errors.Is(err, unix.ENOENT):
+				return f.Missing(err)
+			}
+			return err
+		})
+		var missing *inet.UnsupportedFeatureError
 		switch {
-		case err == nil, errors.Is(err, unix.EPROTONOSUPPORT):
-		case errors.As(err, &missing):
+		case err == nil:
+		case errors.As(err, &missing) && missing.Feature != f.Name:
+			// The subsystem that answers is missing, not the extension.
 			errs, noAsker = append(errs, err), true
-		case errors.Is(err, unix.ENOENT):
-			errs = append(errs, &kerr.UnsupportedFeatureError{
-				Feature: fmt.Sprintf("iptables %s %s (%s, %s)", kind, name, b.fam, b.flavor),
-				Module:  extModule(name, b.fam), Err: err})
+		case errors.As(err, &missing):
+			errs = append(errs, err)
 		default:
 			errs = append(errs, fmt.Errorf("iptables: asking the kernel for the %s %s: %w", kind, name, err))
 		}
@@ -124,7 +134,7 @@ func compatRevision(ctx context.Context, c *nlconn.Conn, fam Family, name string
 	})
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
 		// nfnetlink has no compat subsystem to hand the request to.
-		return &kerr.UnsupportedFeatureError{Feature: "iptables-nft's xtables compatibility", Module: "nft_compat", Err: err}
+		return &inet.UnsupportedFeatureError{Feature: "iptables-nft's xtables compatibility", Module: "nft_compat", Err: err}
 	}
 	return err
 }
@@ -153,7 +163,7 @@ func legacyRevision(fd int, fam Family, name string, target bool) error {
 		if fam == IPv6 {
 			m = "ip6_tables"
 		}
-		return &kerr.UnsupportedFeatureError{Feature: "iptables-legacy's x_tables (" + fam.String() + ")", Module: m, Err: errno}
+		return &inet.UnsupportedFeatureError{Feature: "iptables-legacy's x_tables (" + fam.String() + ")", Module: m, Err: errno}
 	}
 	return errno
 }

@@ -66,65 +66,94 @@ func (t *iptTable) write(b *strings.Builder) {
 // with n's names: every owned chain starts with the marker rule, and the
 // filter table holds the owner chain, which references every owned ipset.
 func renderIPTables(r *Ruleset, n *iptNames) (filter, nat *iptTable) {
-	f := r.family()
-	o := &r.Options
-	name := func(s SetName) string { return n.ipset(s, f) }
-	nonEmpty := func(s SetName) bool { return r.Len(s) > 0 }
-	match := func(s SetName, flags string) string {
-		return fmt.Sprintf(`-m comment --comment %s -m set --match-set %s %s`, saveQuote(s.comment()), name(s), flags)
-	}
-	mark := fmt.Sprintf("%#x", o.mark())
-
-	nat = &iptTable{name: "nat", chains: n.natChains(), rules: map[string][]string{}}
-	filter = &iptTable{name: "filter", chains: n.filterChains(), rules: map[string][]string{}}
-	for _, t := range []*iptTable{nat, filter} {
+	x := &iptRender{r: r, n: n, f: r.family(), o: &r.Options}
+	x.mark = fmt.Sprintf("%#x", x.o.mark())
+	x.nat = &iptTable{name: "nat", chains: n.natChains(), rules: map[string][]string{}}
+	x.filter = &iptTable{name: "filter", chains: n.filterChains(), rules: map[string][]string{}}
+	for _, t := range []*iptTable{x.nat, x.filter} {
 		for _, c := range t.chains {
 			t.add(c, "%s", n.marker())
 		}
 	}
-	svc, masq := n.services, n.markMasq
+	x.natServices()
+	x.natOthers()
+	x.filterRules()
+	x.ownerChain()
+	return x.filter, x.nat
+}
 
-	// nat SERVICES.
-	nat.add(svc, "-s %s -j RETURN", loopback(f))
-	if nonEmpty(LoadBalancer) {
-		nat.add(svc, "%s -j %s", match(LoadBalancer, "dst,dst"), n.loadBalancer)
+// iptRender is one rendering of a ruleset's tables, in parts.
+type iptRender struct {
+	r           *Ruleset
+	n           *iptNames
+	f           Family
+	o           *Options
+	mark        string // the masquerade mark, in hex
+	nat, filter *iptTable
+}
+
+func (x *iptRender) name(s SetName) string   { return x.n.ipset(s, x.f) }
+func (x *iptRender) nonEmpty(s SetName) bool { return x.r.Len(s) > 0 }
+
+// match is the comment and set match of set s with flags.
+func (x *iptRender) match(s SetName, flags string) string {
+	return fmt.Sprintf(`-m comment --comment %s -m set --match-set %s %s`, saveQuote(s.comment()), x.name(s), flags)
+}
+
+// natServices writes the nat SERVICES chain.
+func (x *iptRender) natServices() {
+	nat, n, svc, masq := x.nat, x.n, x.n.services, x.n.markMasq
+	nat.add(svc, "-s %s -j RETURN", loopback(x.f))
+	if x.nonEmpty(LoadBalancer) {
+		nat.add(svc, "%s -j %s", x.match(LoadBalancer, "dst,dst"), n.loadBalancer)
 	}
-	if nonEmpty(ClusterIPSet) {
-		switch d := o.LocalMatch; {
-		case o.MasqueradeAll:
-			nat.add(svc, "%s -j %s", match(ClusterIPSet, "dst,dst"), masq)
-		case d.Mode == LocalCIDR:
-			nat.add(svc, "! -s %s %s -j %s", d.CIDR, match(ClusterIPSet, "dst,dst"), masq)
-		case d.Mode == LocalInterface:
-			nat.add(svc, "! -i %s %s -j %s", d.Interface, match(ClusterIPSet, "dst,dst"), masq)
-		case d.Mode == LocalInterfacePrefix:
-			nat.add(svc, "! -i %s+ %s -j %s", d.Interface, match(ClusterIPSet, "dst,dst"), masq)
-		default:
-			nat.add(svc, "%s -j %s", match(ClusterIPSet, "src,dst"), masq)
-		}
+	if x.nonEmpty(ClusterIPSet) {
+		x.clusterIPMasq()
 	}
-	if nonEmpty(ExternalIPSet) {
-		m := match(ExternalIPSet, "dst,dst")
+	if x.nonEmpty(ExternalIPSet) {
+		m := x.match(ExternalIPSet, "dst,dst")
 		nat.add(svc, "%s -j %s", m, masq)
 		nat.add(svc, "%s -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT", m)
 		nat.add(svc, "%s -m addrtype --dst-type LOCAL -j ACCEPT", m)
 	}
-	if nonEmpty(ExternalIPLocal) {
-		m := match(ExternalIPLocal, "dst,dst")
+	if x.nonEmpty(ExternalIPLocal) {
+		m := x.match(ExternalIPLocal, "dst,dst")
 		nat.add(svc, "%s -m physdev ! --physdev-is-in -m addrtype ! --src-type LOCAL -j ACCEPT", m)
 		nat.add(svc, "%s -m addrtype --dst-type LOCAL -j ACCEPT", m)
 	}
 	nat.add(svc, "-m addrtype --dst-type LOCAL -j %s", n.natNodePort)
-	if nonEmpty(ClusterIPSet) {
-		nat.add(svc, "-m set --match-set %s dst,dst -j ACCEPT", name(ClusterIPSet))
+	if x.nonEmpty(ClusterIPSet) {
+		nat.add(svc, "-m set --match-set %s dst,dst -j ACCEPT", x.name(ClusterIPSet))
 	}
-	if nonEmpty(LoadBalancer) {
-		nat.add(svc, "-m set --match-set %s dst,dst -j ACCEPT", name(LoadBalancer))
+	if x.nonEmpty(LoadBalancer) {
+		nat.add(svc, "-m set --match-set %s dst,dst -j ACCEPT", x.name(LoadBalancer))
 	}
+}
 
-	// nat LOAD-BALANCER, NODE-PORT, POSTROUTING, MARK-MASQ.
-	if nonEmpty(LoadBalancerLocal) {
-		nat.add(n.loadBalancer, "%s -j RETURN", match(LoadBalancerLocal, "dst,dst"))
+// clusterIPMasq writes the SERVICES rule that marks cluster IP traffic for
+// masquerading: all of it, or what the local detector says is not local.
+func (x *iptRender) clusterIPMasq() {
+	nat, svc, masq := x.nat, x.n.services, x.n.markMasq
+	switch d := x.o.LocalMatch; {
+	case x.o.MasqueradeAll:
+		nat.add(svc, "%s -j %s", x.match(ClusterIPSet, "dst,dst"), masq)
+	case d.Mode == LocalCIDR:
+		nat.add(svc, "! -s %s %s -j %s", d.CIDR, x.match(ClusterIPSet, "dst,dst"), masq)
+	case d.Mode == LocalInterface:
+		nat.add(svc, "! -i %s %s -j %s", d.Interface, x.match(ClusterIPSet, "dst,dst"), masq)
+	case d.Mode == LocalInterfacePrefix:
+		nat.add(svc, "! -i %s+ %s -j %s", d.Interface, x.match(ClusterIPSet, "dst,dst"), masq)
+	default:
+		nat.add(svc, "%s -j %s", x.match(ClusterIPSet, "src,dst"), masq)
+	}
+}
+
+// natOthers writes the nat LOAD-BALANCER, NODE-PORT, POSTROUTING and
+// MARK-MASQ chains.
+func (x *iptRender) natOthers() {
+	nat, n, masq, mark := x.nat, x.n, x.n.markMasq, x.mark
+	if x.nonEmpty(LoadBalancerLocal) {
+		nat.add(n.loadBalancer, "%s -j RETURN", x.match(LoadBalancerLocal, "dst,dst"))
 	}
 	nat.add(n.loadBalancer, "-j %s", masq)
 	for _, np := range []struct {
@@ -136,63 +165,75 @@ func renderIPTables(r *Ruleset, n *iptNames) (filter, nat *iptTable) {
 		{UDP, NodePortLocalUDP, NodePortUDP, "dst"},
 		{SCTP, NodePortLocalSCTP, NodePortSCTP, "dst,dst"},
 	} {
-		if nonEmpty(np.local) {
-			nat.add(n.natNodePort, "-p %s %s -j RETURN", np.proto, match(np.local, np.flags))
+		if x.nonEmpty(np.local) {
+			nat.add(n.natNodePort, "-p %s %s -j RETURN", np.proto, x.match(np.local, np.flags))
 		}
-		if nonEmpty(np.masq) {
-			nat.add(n.natNodePort, "-p %s %s -j %s", np.proto, match(np.masq, np.flags), masq)
+		if x.nonEmpty(np.masq) {
+			nat.add(n.natNodePort, "-p %s %s -j %s", np.proto, x.match(np.masq, np.flags), masq)
 		}
 	}
-	if nonEmpty(LoopBack) {
-		nat.add(n.postrouting, "%s -j MASQUERADE", match(LoopBack, "dst,dst,src"))
+	if x.nonEmpty(LoopBack) {
+		nat.add(n.postrouting, "%s -j MASQUERADE", x.match(LoopBack, "dst,dst,src"))
 	}
 	nat.add(n.postrouting, "-m mark ! --mark %s/%s -j RETURN", mark, mark)
 	nat.add(n.postrouting, "-j MARK --set-xmark %s/0x0", mark)
 	nat.add(n.postrouting, `-m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully`)
 	nat.add(masq, "-j MARK --set-xmark %s/%s", mark, mark)
+}
 
-	// filter.
+// filterRules writes the filter table's chains but the owner chain.
+func (x *iptRender) filterRules() {
+	filter, n, mark := x.filter, x.n, x.mark
 	filter.add(n.forward, `-m comment --comment "kubernetes forwarding rules" -m mark --mark %s/%s -j ACCEPT`, mark, mark)
 	filter.add(n.forward, `-m comment --comment "kubernetes forwarding conntrack rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`)
-	filter.add(n.nodePort, "%s -j ACCEPT", match(HealthCheckNodePort, "dst"))
-	if nonEmpty(LoadBalancerFW) {
-		filter.add(n.proxyFirewall, "%s -j %s", match(LoadBalancerFW, "dst,dst"), n.sourceRanges)
+	filter.add(n.nodePort, "%s -j ACCEPT", x.match(HealthCheckNodePort, "dst"))
+	if x.nonEmpty(LoadBalancerFW) {
+		filter.add(n.proxyFirewall, "%s -j %s", x.match(LoadBalancerFW, "dst,dst"), n.sourceRanges)
 	}
-	if nonEmpty(LoadBalancerSourceCIDR) {
-		filter.add(n.sourceRanges, "%s -j RETURN", match(LoadBalancerSourceCIDR, "dst,dst,src"))
+	if x.nonEmpty(LoadBalancerSourceCIDR) {
+		filter.add(n.sourceRanges, "%s -j RETURN", x.match(LoadBalancerSourceCIDR, "dst,dst,src"))
 	}
-	if nonEmpty(LoadBalancerSourceIP) {
-		filter.add(n.sourceRanges, "%s -j RETURN", match(LoadBalancerSourceIP, "dst,dst,src"))
+	if x.nonEmpty(LoadBalancerSourceIP) {
+		filter.add(n.sourceRanges, "%s -j RETURN", x.match(LoadBalancerSourceIP, "dst,dst,src"))
 	}
 	filter.add(n.sourceRanges, "-j DROP")
-	if !o.NoVIPAccessFilter {
-		for _, s := range []SetName{LoadBalancer, ClusterIPSet, ExternalIPSet, ExternalIPLocal} {
-			filter.add(n.ipvsFilter, "-m set --match-set %s dst,dst -j RETURN", name(s))
-		}
-		filter.add(n.ipvsFilter, "-m set --match-set %s dst -j RETURN", name(HealthCheckNodePort))
-		reject := "icmp-port-unreachable"
-		if f == IPv6 {
-			reject = "icmp6-port-unreachable"
-		}
-		filter.add(n.ipvsFilter, "-m conntrack --ctstate NEW -m set --match-set %s dst -j REJECT --reject-with %s", name(IPVSIPs), reject)
+	if !x.o.NoVIPAccessFilter {
+		x.vipAccessFilter()
 	}
-	if !o.NoNodeSourceRangeFilter {
-		for _, m := range r.Members(LBNoNodeAccess) {
+	if !x.o.NoNodeSourceRangeFilter {
+		for _, m := range x.r.Members(LBNoNodeAccess) {
 			// iptables-save prints the ipvs match as --vproto, --vaddr
 			// (without the mask of a host address), --vport.
-			host := fmt.Sprintf("%s/%d", m.Addr, f.Bits())
+			host := fmt.Sprintf("%s/%d", m.Addr, x.f.Bits())
 			filter.add(n.ipvsOutFilter, "-s %s -m ipvs --vproto %d --vaddr %s --vport %d -j DROP", host, m.Proto, m.Addr, m.Port)
 		}
 	}
+}
 
-	// The owner chain: one reference per owned ipset, so that nobody can
-	// destroy and re-create a set of ours while the chain exists.
+// vipAccessFilter writes the chain that rejects new connections to a VIP
+// on a port no service has.
+func (x *iptRender) vipAccessFilter() {
+	filter, n := x.filter, x.n
+	for _, s := range []SetName{LoadBalancer, ClusterIPSet, ExternalIPSet, ExternalIPLocal} {
+		filter.add(n.ipvsFilter, "-m set --match-set %s dst,dst -j RETURN", x.name(s))
+	}
+	filter.add(n.ipvsFilter, "-m set --match-set %s dst -j RETURN", x.name(HealthCheckNodePort))
+	reject := "icmp-port-unreachable"
+	if x.f == IPv6 {
+		reject = "icmp6-port-unreachable"
+	}
+	filter.add(n.ipvsFilter, "-m conntrack --ctstate NEW -m set --match-set %s dst -j REJECT --reject-with %s", x.name(IPVSIPs), reject)
+}
+
+// ownerChain writes the owner chain: one reference per owned ipset, so
+// that nobody can destroy and re-create a set of ours while the chain
+// exists.
+func (x *iptRender) ownerChain() {
 	for _, s := range Sets() {
 		if s.isIPSet() {
-			filter.add(n.owner, "%s", n.ownerRef(name(s), s.Shape()))
+			x.filter.add(x.n.owner, "%s", x.n.ownerRef(x.name(s), s.Shape()))
 		}
 	}
-	return filter, nat
 }
 
 // RenderIPTables returns the ruleset as the iptables back end configured by

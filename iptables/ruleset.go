@@ -19,9 +19,12 @@ type Ruleset struct {
 
 	// journal records the sets and members touched since the journal
 	// started (epoch), so a back end that applied this same Ruleset at
-	// journal position p can find what changed since in O(changes).
-	journal []change
-	epoch   uint64
+	// journal position p can find what changed since in O(changes). It
+	// starts at the first mark: before one, nobody can ask what changed, and
+	// a ruleset being built would only record each of its members again.
+	journal   []change
+	epoch     uint64
+	journaled bool
 }
 
 // change is one journal entry: a member of a set that was added or removed.
@@ -35,6 +38,9 @@ type change struct {
 const journalSlack = 4096
 
 func (r *Ruleset) record(s SetName, m Member) {
+	if !r.journaled {
+		return
+	}
 	r.journal = append(r.journal, change{s, m})
 	if len(r.journal) > journalSlack && len(r.journal) > 2*r.size() {
 		r.journal = nil
@@ -57,7 +63,10 @@ type journalMark struct {
 	pos   int
 }
 
-func (r *Ruleset) mark() journalMark { return journalMark{r, r.epoch, len(r.journal)} }
+func (r *Ruleset) mark() journalMark {
+	r.journaled = true
+	return journalMark{r, r.epoch, len(r.journal)}
+}
 
 // changedSince returns the journal entries after m, if m is a mark of r in
 // its current epoch.
@@ -92,6 +101,23 @@ func (r *Ruleset) Add(s SetName, members ...Member) {
 		r.sets[s][m] = struct{}{}
 		r.record(s, m)
 	}
+}
+
+// Grow makes room for n more members in set s, so that filling a large set
+// does not rehash it as it grows.
+func (r *Ruleset) Grow(s SetName, n int) {
+	if !s.valid() || n <= 0 {
+		return
+	}
+	if len(r.sets[s]) == 0 {
+		r.sets[s] = make(map[Member]struct{}, n)
+		return
+	}
+	m := make(map[Member]struct{}, len(r.sets[s])+n)
+	for k := range r.sets[s] {
+		m[k] = struct{}{}
+	}
+	r.sets[s] = m
 }
 
 // Remove takes members out of set s; absent members are ignored.
@@ -171,6 +197,22 @@ func (r *Ruleset) Equal(o *Ruleset) bool {
 		}
 		for m := range r.sets[i] {
 			if _, ok := o.sets[i][m]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Contains reports whether every member of every set of o is in r (their
+// families and options aside): whether r is already the union of the two.
+func (r *Ruleset) Contains(o *Ruleset) bool {
+	for i := range o.sets {
+		if len(o.sets[i]) > len(r.sets[i]) {
+			return false
+		}
+		for m := range o.sets[i] {
+			if _, ok := r.sets[i][m]; !ok {
 				return false
 			}
 		}

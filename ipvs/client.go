@@ -3,6 +3,7 @@ package ipvs
 import (
 	"context"
 
+	"github.com/ipvskit/ipvskit/internal/kerr"
 	"github.com/ipvskit/ipvskit/internal/nsfd"
 
 	"github.com/vishvananda/netns"
@@ -29,7 +30,8 @@ type Config struct {
 // (replies may still be queued on it) before the next call.
 // Its errors are as the package documentation says (Errors).
 type Client struct {
-	c *client
+	c      *client
+	probes kerr.Probes // each feature's answer in this namespace
 }
 
 var _ Interface = (*Client)(nil)
@@ -53,7 +55,11 @@ func New(cfg *Config) (*Client, error) {
 }
 
 // Close releases the Client's socket. Calls after Close fail.
-func (c *Client) Close() error { return c.c.close() }
+func (c *Client) Close() error {
+	err := c.c.close()
+	c.probes.Forget() // a closed Client's probe fails, as its other calls do
+	return err
+}
 
 // AddService creates a service (ipvsadm -A). A service with the same key
 // already existing is an error wrapping fs.ErrExist; a scheduler or

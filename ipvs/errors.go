@@ -7,13 +7,12 @@ import (
 	"syscall"
 
 	"github.com/ipvskit/ipvskit/inet"
-	"github.com/ipvskit/ipvskit/internal/kerr"
 	"github.com/ipvskit/ipvskit/internal/nlconn"
 )
 
 // ErrNotSupported is wrapped by errors that say the kernel (or the operating
 // system) lacks IPVS or one of its features; the error names the module.
-var ErrNotSupported = kerr.ErrNotSupported
+var ErrNotSupported = inet.ErrNotSupported
 
 // ErrNotSent is wrapped by the error of a batch request that was never sent
 // (Batch.StopOnError, or a batch cut short by its context).

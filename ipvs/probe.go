@@ -1,6 +1,10 @@
 package ipvs
 
-import "context"
+import (
+	"context"
+
+	"github.com/ipvskit/ipvskit/internal/kerr"
+)
 
 // ProbeScheduler reports whether the kernel has the scheduler called name
 // ("rr", "sh", "mh", ...), changing nothing: it asks IPVS to add an IPv6
@@ -12,13 +16,30 @@ import "context"
 //
 // It returns nil if the scheduler exists, an error wrapping ErrNotSupported
 // naming the module (ip_vs_<name>) if not, and a *ValidationError for a name
-// that cannot be one. A kernel built without IPv6 IPVS cannot be asked: the
-// error then wraps unix.EAFNOSUPPORT.
+// that cannot be one (with the first kernel that has the scheduler when it
+// is newer than Linux 4.x, e.g. twos: 6.2). A kernel built without IPv6 IPVS
+// cannot be asked: the error then wraps unix.EAFNOSUPPORT.
+//
+// The Client asks the kernel once per scheduler and keeps the answer
+// (present or missing; any other error is not kept): a new Client asks
+// again.
 func (c *Client) ProbeScheduler(ctx context.Context, name string) error {
 	if err := validateName("scheduler", name, schedNameMax, true); err != nil {
 		return err
 	}
-	return c.c.probeScheduler(ctx, name)
+	return c.probes.Run(ctx, schedulerFeature(name), func(ctx context.Context) error {
+		return c.c.probeScheduler(ctx, name)
+	})
+}
+
+// schedulerFeature is the scheduler called name: its module, and its first
+// kernel when it is newer than Linux 4.x.
+func schedulerFeature(name string) kerr.Feature {
+	f := kerr.Feature{Name: "IPVS scheduler " + name, Module: "ip_vs_" + name}
+	if name == "twos" {
+		f.MinKernel = "6.2"
+	}
+	return f
 }
 
 // schedulerProbeRequest is NEW_SERVICE for IPv6 fwmark service mark with

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +23,7 @@ func (c *client) probeScheduler(ctx context.Context, name string) error {
 		case errors.Is(err, unix.EINVAL):
 			return nil
 		case errors.Is(err, unix.ENOENT):
-			return &kerr.UnsupportedFeatureError{Feature: "IPVS scheduler " + name, Module: "ip_vs_" + name, Err: err}
+			return schedulerFeature(name).Missing(err)
 		case errors.Is(err, unix.EEXIST):
 			continue
 		case err == nil:

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/ipvskit/ipvskit/inet"
 )
 
 // TestIntegrationProbeSchedulerChangesNothing asks for schedulers the rig
@@ -28,7 +28,7 @@ func TestIntegrationProbeSchedulerChangesNothing(t *testing.T) {
 		}
 	}
 	err := c.ProbeScheduler(ctx, "nosuch")
-	var u *kerr.UnsupportedFeatureError
+	var u *inet.UnsupportedFeatureError
 	if !errors.As(err, &u) || !errors.Is(err, ErrNotSupported) || u.Module != "ip_vs_nosuch" {
 		t.Errorf("ProbeScheduler(nosuch) = %v, want an unsupported feature naming module ip_vs_nosuch", err)
 	}

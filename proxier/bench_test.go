@@ -6,6 +6,9 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+
+	"github.com/ipvskit/ipvskit/iptables"
+	"github.com/ipvskit/ipvskit/ipvs"
 )
 
 // bigState is n ClusterIP services with 10 ready endpoints each.
@@ -93,5 +96,31 @@ func BenchmarkSyncInitial(b *testing.B) {
 		if _, err := r.p.Sync(context.Background(), s); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkInitialUserSpace is the user-space part of a first sync, with
+// nothing applied: validating the State, computing what it asks of the
+// kernel and planning it against what a first sync reads back from a fresh
+// node (nothing, and empty rulesets: the ledger), at 10,000 and 50,000
+// services x 10 endpoints (issue 28's bar: at most 10% of the initial sync).
+func BenchmarkInitialUserSpace(b *testing.B) {
+	for _, n := range []int{10000, 50000} {
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			s := bigState(n)
+			c := &Config{}
+			ledger := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{},
+				rules: map[Family]*iptables.Ruleset{IPv4: iptables.NewRuleset(IPv4, c.options(IPv4))}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := s.Validate(c); err != nil {
+					b.Fatal(err)
+				}
+				if pl := makePlan(ledger, compute(s, c)); pl.IPVSAdd.Len() != 11*n || len(pl.Rules) != 1 || len(pl.RulesAfter) != 0 {
+					b.Fatalf("%d requests", pl.IPVSAdd.Len())
+				}
+			}
+		})
 	}
 }

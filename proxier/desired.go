@@ -87,21 +87,29 @@ func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipv
 // when there are none the VIP has no destinations (traffic to it is not sent
 // elsewhere, which would lose the client's address that Local promises).
 func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) map[ipvs.DestinationKey]ipvs.Destination {
-	eligible := func(e *Endpoint) bool { return inet.FamilyOf(e.Addr) == fam && (policy != Local || e.Local) }
-	ready := func(e *Endpoint) bool { return e.Ready }
-	n := 0
+	n, fallback := 0, 0 // the Ready ones; the Serving and Terminating ones
 	for i := range svc.Endpoints {
-		if e := &svc.Endpoints[i]; eligible(e) && e.Ready {
+		e := &svc.Endpoints[i]
+		if inet.FamilyOf(e.Addr) != fam || (policy == Local && !e.Local) {
+			continue
+		}
+		if e.Ready {
 			n++
+		} else if e.Serving && e.Terminating {
+			fallback++
 		}
 	}
-	if n == 0 { // kube-proxy's fallback
-		ready = func(e *Endpoint) bool { return e.Serving && e.Terminating }
+	ready := n > 0 // else kube-proxy's fallback
+	if !ready {
+		n = fallback
 	}
 	out := make(map[ipvs.DestinationKey]ipvs.Destination, n)
 	for i := range svc.Endpoints {
 		e := &svc.Endpoints[i]
-		if !eligible(e) || !ready(e) {
+		if inet.FamilyOf(e.Addr) != fam || (policy == Local && !e.Local) {
+			continue
+		}
+		if ready && !e.Ready || !ready && !(e.Serving && e.Terminating) {
 			continue
 		}
 		d := ipvs.Destination{

@@ -19,41 +19,34 @@ import (
 // openDeps opens every client of Deps in the namespace fd (0: the
 // caller's), for cfg, which is valid. On failure it closes what it opened.
 func openDeps(ctx context.Context, cfg *Config, fd int) (Deps, closers, error) {
-	h := netns.NsHandle(fd) // each client keeps its own copy
-	var cl closers
-	// opened keeps c to be closed, and checks ctx before the next client
-	// (no constructor takes one).
-	opened := func(c io.Closer, err error) error {
+	w := newWiring(cfg, fd)
+	// opened checks ctx before the next client (no constructor takes one).
+	opened := func(err error) error {
 		if err != nil {
 			return err
 		}
-		cl = append(cl, c.Close)
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("stopped once it was open: %w", err)
 		}
 		return nil
 	}
 	fail := func(what string, err error) (Deps, closers, error) {
-		return Deps{}, nil, errors.Join(fmt.Errorf("proxier: opening the %s: %w", what, err), cl.close())
+		return Deps{}, nil, errors.Join(fmt.Errorf("proxier: opening the %s: %w", what, err), w.cl.close())
 	}
-	instance := cfg.Instance
-	if instance == "" {
-		instance = DefaultInstance
-	}
-	ipvsc, err := ipvs.New(&ipvs.Config{NetNS: h})
-	if err := opened(ipvsc, err); err != nil {
+	ipvsc, err := w.ipvs()
+	if err := opened(err); err != nil {
 		return fail("IPVS client", err)
 	}
-	link, err := dummy.New(&dummy.Config{NetNS: h, Owner: names.Mark(instance)})
-	if err := opened(link, err); err != nil {
+	link, err := w.link()
+	if err := opened(err); err != nil {
 		return fail("VIP link client", err)
 	}
-	sys, err := sysctl.New(&sysctl.Config{NetNS: h})
-	if err := opened(sys, err); err != nil {
+	sys, err := w.sysctls()
+	if err := opened(err); err != nil {
 		return fail("sysctl client", err)
 	}
-	ct, err := conntrack.New(&conntrack.Config{NetNS: h})
-	if err := opened(ct, err); err != nil {
+	ct, err := w.conntrack()
+	if err := opened(err); err != nil {
 		return fail("conntrack client", err)
 	}
 	d := Deps{IPVS: ipvsc, Link: link, Sysctls: sys, Conntrack: ct, Rules: map[Family]Rules{}}
@@ -62,27 +55,81 @@ func openDeps(ctx context.Context, cfg *Config, fd int) (Deps, closers, error) {
 		if !fams[f] {
 			continue
 		}
-		r, err := openRules(cfg, f, h)
-		if err := opened(r, err); err != nil {
+		r, err := w.rules(f)
+		if err := opened(err); err != nil {
 			return fail(fmt.Sprintf("%v %v back end", f, cfg.Backend), err)
 		}
 		d.Rules[f] = r
 	}
-	return d, cl, nil
+	return d, w.cl, nil
 }
 
-// rulesCloser is a netfilter back end of package iptables.
-type rulesCloser interface {
-	Rules
-	io.Closer
+// wiring makes a Proxier's kernel clients for cfg in one namespace, one
+// at a time, and keeps each it made to be closed. Open (openDeps) and
+// Preflight both make their clients through it, so what Preflight probes
+// is made exactly as what Sync will use.
+type wiring struct {
+	cfg      *Config
+	h        netns.NsHandle // each client keeps its own copy
+	instance string
+	cl       closers
 }
 
-// openRules opens the netfilter back end cfg.Backend names for family f.
-func openRules(cfg *Config, f Family, h netns.NsHandle) (rulesCloser, error) {
-	if cfg.Backend == IPTables {
-		return iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: h, Family: f, Instance: cfg.Instance,
-			KubeProxyNames: cfg.KubeProxyNames, AdoptKubeProxy: cfg.AdoptKubeProxy})
+func newWiring(cfg *Config, fd int) *wiring {
+	instance := cfg.Instance
+	if instance == "" {
+		instance = DefaultInstance
 	}
-	return iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: h, Family: f, Instance: cfg.Instance,
-		KubeProxyNames: cfg.KubeProxyNames})
+	return &wiring{cfg: cfg, h: netns.NsHandle(fd), instance: instance}
+}
+
+// keep keeps c, made without error, to be closed.
+func (w *wiring) keep(c io.Closer) { w.cl = append(w.cl, c.Close) }
+
+// made returns what newClient makes, kept by w to be closed if it was made.
+func made[C io.Closer](w *wiring, newClient func() (C, error)) (C, error) {
+	c, err := newClient()
+	if err == nil {
+		w.keep(c)
+	}
+	return c, err
+}
+
+func (w *wiring) ipvs() (*ipvs.Client, error) {
+	return made(w, func() (*ipvs.Client, error) { return ipvs.New(&ipvs.Config{NetNS: w.h}) })
+}
+
+func (w *wiring) link() (*dummy.Client, error) {
+	return made(w, func() (*dummy.Client, error) {
+		return dummy.New(&dummy.Config{NetNS: w.h, Owner: names.Mark(w.instance)})
+	})
+}
+
+func (w *wiring) sysctls() (*sysctl.Client, error) {
+	return made(w, func() (*sysctl.Client, error) { return sysctl.New(&sysctl.Config{NetNS: w.h}) })
+}
+
+func (w *wiring) conntrack() (*conntrack.Client, error) {
+	return made(w, func() (*conntrack.Client, error) { return conntrack.New(&conntrack.Config{NetNS: w.h}) })
+}
+
+// rules opens the netfilter back end cfg.Backend names for family f.
+func (w *wiring) rules(f Family) (iptables.Backend, error) {
+	cfg := w.cfg
+	var (
+		b   iptables.Backend
+		err error
+	)
+	if cfg.Backend == IPTables {
+		b, err = iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: w.h, Family: f, Instance: cfg.Instance,
+			KubeProxyNames: cfg.KubeProxyNames, AdoptKubeProxy: cfg.AdoptKubeProxy})
+	} else {
+		b, err = iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: w.h, Family: f, Instance: cfg.Instance,
+			KubeProxyNames: cfg.KubeProxyNames})
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.keep(b)
+	return b, nil
 }

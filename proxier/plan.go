@@ -217,40 +217,57 @@ func makePlan(have, want *desired) *Plan {
 		have = &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
 	}
 	p := &Plan{}
+	planServers(p, have, want)
+	p.Bind, p.Unbind = vipsOnlyIn(want.vips, have.vips), vipsOnlyIn(have.vips, want.vips)
+	p.Rules, p.RulesAfter = planRules(have.rules, want.rules)
+	return p
+}
+
+// serverChange is a virtual server that want adds or changes: its key, and
+// its versions in want and in have (nil if new).
+type serverChange struct {
+	k    ipvs.ServiceKey
+	w, h *virtualServer
+}
+
+// planServers adds to p the IPVS requests that turn have's virtual servers
+// into want's.
+func planServers(p *Plan, have, want *desired) {
 	// Find what changed first, without sorting: a sync's cost in user space
 	// should follow the change too, and most virtual servers are unchanged.
-	var changed []ipvs.ServiceKey
+	var changed []serverChange
+	n := 0 // requests at most: room for a first sync's every request
 	for k, w := range want.servers {
 		if h := have.servers[k]; h == nil || h.svc != w.svc || !maps.Equal(h.dests, w.dests) {
-			changed = append(changed, k)
+			if changed == nil {
+				changed = make([]serverChange, 0, len(want.servers)-min(len(have.servers), len(want.servers))+1)
+			}
+			changed = append(changed, serverChange{k, w, h})
+			n += 1 + len(w.dests)
 		}
 	}
-	slices.SortFunc(changed, compareServiceKeys)
-	n := 0
-	for _, k := range changed {
-		n += 1 + len(want.servers[k].dests)
-	}
-	p.IPVSAdd.Grow(n) // at most: room for a first sync's every request
-	for _, k := range changed {
-		w, h := want.servers[k], have.servers[k]
-		if h == nil {
-			p.IPVSAdd.AddService(w.svc)
-		} else if h.svc != w.svc {
-			p.IPVSAdd.UpdateService(w.svc)
+	slices.SortFunc(changed, func(x, y serverChange) int { return compareServiceKeys(x.k, y.k) })
+	p.IPVSAdd.Grow(n)
+	var buf []ipvs.Destination // reused: each server's destinations, sorted
+	for _, c := range changed {
+		if c.h == nil {
+			p.IPVSAdd.AddService(c.w.svc)
+		} else if c.h.svc != c.w.svc {
+			p.IPVSAdd.UpdateService(c.w.svc)
 		}
-		for _, dk := range sortedDestKeys(w.dests) {
-			wd := w.dests[dk]
-			switch hd, ok := lookupDest(h, dk); {
+		buf = sortedDests(buf, c.w.dests)
+		for _, wd := range buf {
+			switch hd, ok := lookupDest(c.h, wd.Key()); {
 			case !ok:
-				p.IPVSAdd.AddDestination(k, wd)
+				p.IPVSAdd.AddDestination(c.k, wd)
 			case hd != wd:
-				p.IPVSAdd.UpdateDestination(k, wd)
+				p.IPVSAdd.UpdateDestination(c.k, wd)
 			}
 		}
-		if h != nil {
-			for _, dk := range sortedDestKeys(h.dests) {
-				if _, ok := w.dests[dk]; !ok {
-					p.IPVSDelete.DeleteDestination(k, dk)
+		if c.h != nil {
+			for _, dk := range sortedDestKeys(c.h.dests) {
+				if _, ok := c.w.dests[dk]; !ok {
+					p.IPVSDelete.DeleteDestination(c.k, dk)
 				}
 			}
 		}
@@ -265,39 +282,50 @@ func makePlan(have, want *desired) *Plan {
 	for _, k := range gone {
 		p.IPVSDelete.DeleteService(k) // its destinations go with it
 	}
-	for a := range want.vips {
-		if !have.vips[a] {
-			p.Bind = append(p.Bind, a)
+}
+
+// vipsOnlyIn returns the addresses of a that b lacks, sorted (nil if none).
+func vipsOnlyIn(a, b map[netip.Addr]bool) []netip.Addr {
+	var out []netip.Addr
+	for x := range a {
+		if !b[x] {
+			if out == nil {
+				out = make([]netip.Addr, 0, len(a)-min(len(a), len(b))+1)
+			}
+			out = append(out, x)
 		}
 	}
-	for a := range have.vips {
-		if !want.vips[a] {
-			p.Unbind = append(p.Unbind, a)
-		}
-	}
-	slices.SortFunc(p.Bind, netip.Addr.Compare)
-	slices.SortFunc(p.Unbind, netip.Addr.Compare)
-	p.Rules, p.RulesAfter = map[Family]*iptables.Ruleset{}, map[Family]*iptables.Ruleset{}
-	for f, next := range want.rules {
-		prev := have.rules[f]
+	slices.SortFunc(out, netip.Addr.Compare)
+	return out
+}
+
+// planRules returns the rulesets to apply first and last, per family, to
+// turn have's rules into want's.
+func planRules(have, want map[Family]*iptables.Ruleset) (first, after map[Family]*iptables.Ruleset) {
+	first, after = map[Family]*iptables.Ruleset{}, map[Family]*iptables.Ruleset{}
+	for f, next := range want {
+		prev := have[f]
 		if prev != nil && next.Equal(prev) {
 			continue // unchanged: no union to build
 		}
-		first := unionRuleset(prev, next)
-		if first != next && first.Equal(next) {
-			// Nothing to remove: apply next itself, so that it is the
-			// ruleset the back end applied last and later changes to it
-			// cost what they change.
-			first = next
+		// Nothing to remove (next holds all of prev's members, as on a
+		// first sync, where prev is the ledger as read): apply next itself,
+		// so that it is the ruleset the back end applied last and later
+		// changes to it cost what they change; no union to build.
+		u := next
+		if prev != nil && !next.Contains(prev) {
+			if u = unionRuleset(prev, next); u.Equal(next) {
+				u = next
+			}
 		}
-		if prev == nil || !first.Equal(prev) {
-			p.Rules[f] = first
+		if prev == nil || !u.Equal(prev) {
+			first[f] = u
 		}
-		if !next.Equal(first) {
-			p.RulesAfter[f] = next
+		if u != next && !next.Equal(u) {
+			after[f] = next
 		}
 	}
-	return p
+	return first, after
 }
 
 func lookupDest(vs *virtualServer, k ipvs.DestinationKey) (ipvs.Destination, bool) {
@@ -327,16 +355,21 @@ func compareServiceKeys(x, y ipvs.ServiceKey) int {
 	return int(x.Protocol) - int(y.Protocol)
 }
 
+// sortedDests returns the destinations of m sorted by key, in buf's storage.
+func sortedDests(buf []ipvs.Destination, m map[ipvs.DestinationKey]ipvs.Destination) []ipvs.Destination {
+	buf = buf[:0]
+	for _, d := range m {
+		buf = append(buf, d)
+	}
+	slices.SortFunc(buf, func(x, y ipvs.Destination) int { return compareDestKeys(x.Key(), y.Key()) })
+	return buf
+}
+
 func sortedDestKeys(m map[ipvs.DestinationKey]ipvs.Destination) []ipvs.DestinationKey {
 	keys := make([]ipvs.DestinationKey, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(x, y ipvs.DestinationKey) int {
-		if c := x.Addr.Compare(y.Addr); c != 0 {
-			return c
-		}
-		return int(x.Port) - int(y.Port)
-	})
+	slices.SortFunc(keys, compareDestKeys)
 	return keys
 }

@@ -5,19 +5,22 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/sysctl"
 )
 
 // ErrNotSupported is wrapped by every error that says the kernel lacks a
-// feature, in this package and in the kernel clients'.
-var ErrNotSupported = kerr.ErrNotSupported
+// feature, in this package and in the kernel clients'. It is
+// inet.ErrNotSupported, kept under this name for users of the package.
+var ErrNotSupported = inet.ErrNotSupported
 
 // UnsupportedFeatureError is one kernel feature Preflight found missing: the
 // feature (e.g. "IPVS scheduler sh"), the module that provides it (e.g.
 // "ip_vs_sh"), the first kernel version that has it when that matters, and
-// the kernel's answer. errors.Is(err, ErrNotSupported) is true.
-type UnsupportedFeatureError = kerr.UnsupportedFeatureError
+// the kernel's answer. errors.Is(err, ErrNotSupported) is true. It is
+// inet.UnsupportedFeatureError, the type every package's probes return, kept
+// under this name for users of the package.
+type UnsupportedFeatureError = inet.UnsupportedFeatureError
 
 // PreflightOptions says what Preflight checks beyond what the Config
 // implies. A nil *PreflightOptions means the zero value.
@@ -144,6 +147,3 @@ func needs(cfg *Config, opts *PreflightOptions, profile sysctl.Profile) []need {
 func sysctlOptions(cfg *Config) *sysctl.IPVSOptions {
 	return &sysctl.IPVSOptions{StrictARP: cfg.StrictARP, IPv6: enabledFamilies(cfg)[IPv6]}
 }
-
-// schedulerSince is the first kernel of a scheduler newer than Linux 4.x.
-var schedulerSince = map[string]string{"twos": "6.2"}

@@ -5,23 +5,21 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ipvskit/ipvskit/conntrack"
-	"github.com/ipvskit/ipvskit/dummy"
+	"github.com/ipvskit/ipvskit/internal/kerr"
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/sysctl"
-	"github.com/vishvananda/netns"
 )
 
-// preflight runs the probes of needs in the namespace, each through its
-// package's client.
+// preflight runs the probes of needs in the namespace, each through the
+// client Open would make for it (the same wiring), and closes them.
 func preflight(ctx context.Context, cfg *Config, netnsFD int, opts *PreflightOptions) error {
-	ns := netns.NsHandle(netnsFD)
-	sys, err := sysctl.New(&sysctl.Config{NetNS: ns})
+	w := newWiring(cfg, netnsFD)
+	defer func() { _ = w.cl.close() }()
+	sys, err := w.sysctls()
 	if err != nil {
 		return fmt.Errorf("proxier: preflight: %w", err)
 	}
-	defer sys.Close()
 	profile, err := sys.IPVSProfile(sysctlOptions(cfg))
 	if err != nil {
 		return fmt.Errorf("proxier: preflight: sysctl profile: %w", err)
@@ -36,32 +34,36 @@ func preflight(ctx context.Context, cfg *Config, netnsFD int, opts *PreflightOpt
 		}
 		switch n.kind {
 		case needIPVS:
-			ipvsc, err = ipvs.New(&ipvs.Config{NetNS: ns})
+			ipvsc, err = w.ipvs()
 			if errors.Is(err, ipvs.ErrNotSupported) {
-				err = &UnsupportedFeatureError{Feature: "IPVS", Module: "ip_vs", Err: err}
-			}
-			if err == nil {
-				defer ipvsc.Close()
+				err = ipvsFeature().Missing(err)
 			}
 			r.add(err)
 		case needScheduler:
 			if ipvsc != nil {
-				r.addScheduler(n.name, ipvsc.ProbeScheduler(ctx, n.name))
+				r.add(ipvsc.ProbeScheduler(ctx, n.name))
 			}
 		case needDummy:
-			r.add(probeDummy(ctx, ns))
-		case needNFTables:
-			r.add(probeNFTables(ctx, ns, n.family))
-		case needIPTables:
-			r.add(probeIPTables(ctx, ns, n.family))
+			r.add(probeDummy(ctx, w))
+		case needNFTables, needIPTables:
+			r.add(probeRules(ctx, w, n.family))
 		case needConntrack:
-			r.add(probeConntrack(ctx, ns))
+			r.add(probeConntrack(ctx, w))
 		case needSysctl:
 			_, err := sys.Get(ctx, n.name)
 			r.addSysctl(err)
 		}
 	}
 	return errors.Join(r.errs...)
+}
+
+// ipvsFeature is IPVS itself, which ipvs.New finds missing.
+func ipvsFeature() kerr.Feature { return kerr.Feature{Name: "IPVS", Module: "ip_vs"} }
+
+// nfTablesFeature is nftables in family f, which iptables.NewNFTables finds
+// missing.
+func nfTablesFeature(f Family) kerr.Feature {
+	return kerr.Feature{Name: "nftables (" + f.String() + ")", Module: "nf_tables"}
 }
 
 // report collects the probes' errors: one *UnsupportedFeatureError per
@@ -90,14 +92,6 @@ func (r *report) add(err error) {
 	}
 }
 
-func (r *report) addScheduler(name string, err error) {
-	var missing *UnsupportedFeatureError
-	if errors.As(err, &missing) && missing.MinKernel == "" {
-		missing.MinKernel = schedulerSince[name]
-	}
-	r.add(err)
-}
-
 // addSysctl turns a key that does not exist for want of a module into an
 // *UnsupportedFeatureError.
 func (r *report) addSysctl(err error) {
@@ -108,41 +102,42 @@ func (r *report) addSysctl(err error) {
 	r.add(err)
 }
 
-func probeDummy(ctx context.Context, ns netns.NsHandle) error {
-	c, err := dummy.New(&dummy.Config{NetNS: ns})
+func probeDummy(ctx context.Context, w *wiring) error {
+	c, err := w.link()
 	if err != nil {
 		return err
 	}
-	defer c.Close()
 	return c.Probe(ctx)
 }
 
-func probeNFTables(ctx context.Context, ns netns.NsHandle, f Family) error {
-	b, err := iptables.NewNFTables(&iptables.NFTablesConfig{NetNS: ns, Family: f})
-	if errors.Is(err, iptables.ErrNotSupported) {
-		return &UnsupportedFeatureError{Feature: "nftables (" + f.String() + ")", Module: "nf_tables", Err: err}
+// prober is a netfilter back end's Probe: both of package iptables have
+// one.
+type prober interface {
+	Probe(ctx context.Context) error
+}
+
+// probeRules probes the back end cfg.Backend names for family f. A missing
+// iptables binary or ipset (module ip_set) is New's error, which names
+// them.
+func probeRules(ctx context.Context, w *wiring, f Family) error {
+	b, err := w.rules(f)
+	if w.cfg.Backend != IPTables && errors.Is(err, iptables.ErrNotSupported) {
+		return nfTablesFeature(f).Missing(err)
 	}
 	if err != nil {
 		return err
 	}
-	defer b.Close()
-	return b.Probe(ctx)
-}
-
-func probeIPTables(ctx context.Context, ns netns.NsHandle, f Family) error {
-	b, err := iptables.NewIPTables(&iptables.IPTablesConfig{NetNS: ns, Family: f})
-	if err != nil {
-		return err // the binaries, or ipset (module ip_set): the error names them
+	p, ok := b.(prober)
+	if !ok {
+		return fmt.Errorf("proxier: preflight: the %v back end has no probe", w.cfg.Backend)
 	}
-	defer b.Close()
-	return b.Probe(ctx)
+	return p.Probe(ctx)
 }
 
-func probeConntrack(ctx context.Context, ns netns.NsHandle) error {
-	c, err := conntrack.New(&conntrack.Config{NetNS: ns})
+func probeConntrack(ctx context.Context, w *wiring) error {
+	c, err := w.conntrack()
 	if err != nil {
 		return err
 	}
-	defer c.Close()
 	return c.Probe(ctx)
 }

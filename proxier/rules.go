@@ -1,7 +1,6 @@
 package proxier
 
 import (
-	"context"
 	"net/netip"
 	"slices"
 
@@ -10,25 +9,16 @@ import (
 	"github.com/ipvskit/ipvskit/ipvs"
 )
 
-// Rules is what the Proxier needs of a netfilter back end for one family:
-// *iptables.NFTablesBackend and *iptables.IPTablesBackend satisfy it.
-type Rules interface {
-	Apply(ctx context.Context, r *iptables.Ruleset) error
-	Render(r *iptables.Ruleset) (string, error)
-	// Cleanup removes every object the back end owns, and nothing else.
-	Cleanup(ctx context.Context) error
-	// Check reports how the owned objects differ from what was last
-	// applied, changing nothing (Reconcile).
-	Check(ctx context.Context) ([]iptables.ObjectDrift, error)
-	// Repair rewrites every owned object from what was last applied.
-	Repair(ctx context.Context) error
-	// Owned reads the ownership ledger back from the kernel, changing
-	// nothing: the members of the VirtualServers and IPVSIPs sets (nil if
-	// the back end has written nothing). An error wrapping fs.ErrExist (an
-	// *iptables.ForeignError) means objects of the back end's names exist
-	// that it did not make.
-	Owned(ctx context.Context) (*iptables.Ruleset, error)
-}
+// Rules is a netfilter back end for one family: *iptables.NFTablesBackend,
+// *iptables.IPTablesBackend and *iptablestest.Fake satisfy it. It is an alias of
+// iptables.Backend, the one definition of that method set, kept under this
+// name for Deps and its users. Of it, the Proxier calls Apply, Cleanup,
+// Check (Reconcile), Repair, Owned (Sync's start and Cleanup) and LastStats
+// (what an Apply sent, for the Result); Render only renders text, ApplyFull
+// is never called, and Close is called by Open's Proxier only, on the back
+// ends Open made. A type written for the older, smaller Rules needs
+// ApplyFull, LastStats and Close added.
+type Rules = iptables.Backend
 
 // defaultMasqueradeBit is kube-proxy's: mark 0x4000.
 const defaultMasqueradeBit = 14

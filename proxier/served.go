@@ -97,17 +97,56 @@ func newServed(node *Node, c *Config) *served {
 // build returns the served State for s, which must be valid under c.
 func build(s *State, c *Config) *served {
 	sv := newServed(&s.Node, c)
-	sv.entries = make(map[string]*Service, len(s.Services))
-	sv.model.servers = make(map[ipvs.ServiceKey]*virtualServer, len(s.Services))
+	sv.reserve(s)
 	fams := enabledFamilies(c)
 	b := builder{sv}
-	for id := range s.Services {
-		svc := s.Services[id]
+	for id, svc := range s.Services {
 		cp := cloneService(&svc)
 		sv.entries[id] = &cp
 		sv.contribute(id, &cp, fams, b)
 	}
 	return sv
+}
+
+// reserve makes room in sv (new) for what the services of s add, so that
+// a build does not grow its maps and sets step by step: the virtual
+// servers and VIPs of their cluster, external and load-balancer IPs, with
+// their members of the VirtualServers, IPVSIPs and ClusterIP sets (node
+// ports and the other sets are few, or grow as they must).
+func (sv *served) reserve(s *State) {
+	var servers, vips, clusterIPs [2]int // per family: IPv4, IPv6
+	for _, svc := range s.Services {
+		n := len(svc.Ports)
+		for _, group := range [][]netip.Addr{svc.ClusterIPs, svc.ExternalIPs, svc.LoadBalancerIPs} {
+			for _, a := range group {
+				i := famIndex(a)
+				servers[i] += n
+				vips[i]++
+			}
+		}
+		for _, a := range svc.ClusterIPs {
+			clusterIPs[famIndex(a)] += n
+		}
+	}
+	sv.entries = make(map[string]*Service, len(s.Services))
+	sv.model.servers = make(map[ipvs.ServiceKey]*virtualServer, servers[0]+servers[1])
+	sv.model.vips = make(map[netip.Addr]bool, vips[0]+vips[1])
+	sv.vipRefs = make(map[netip.Addr]int, vips[0]+vips[1])
+	for i, f := range []Family{IPv4, IPv6} {
+		if r := sv.model.rules[f]; r != nil {
+			r.Grow(iptables.VirtualServers, servers[i])
+			r.Grow(iptables.IPVSIPs, vips[i])
+			r.Grow(iptables.ClusterIPSet, clusterIPs[i])
+		}
+	}
+}
+
+// famIndex is 1 for an IPv6 address, else 0.
+func famIndex(a netip.Addr) int {
+	if a.Is6() && !a.Is4In6() {
+		return 1
+	}
+	return 0
 }
 
 // compute returns what s (valid under c) asks the kernel for.
@@ -118,17 +157,11 @@ func compute(s *State, c *Config) *desired { return build(s, c).model }
 // make, and returns a *ValidationError listing every problem.
 func (sv *served) validate(changes map[string]*Service, c *Config) error {
 	v := &validator{families: enabledFamilies(c), served: sv, changing: changes, exclude: c.ExcludeCIDRs}
-	vips, nodePorts := map[vipKey]string{}, map[vipKey]string{}
+	vips, nodePorts := map[vipKey]claim{}, map[vipKey]claim{}
 	for _, id := range slices.Sorted(maps.Keys(changes)) {
-		svc := changes[id]
-		if svc == nil {
-			continue
+		if svc := changes[id]; svc != nil {
+			v.service(id, svc, sv.nodeAddrs, vips, nodePorts)
 		}
-		base := fmt.Sprintf("services[%q]", id)
-		if id == "" {
-			v.add(base, nil, "the service ID is empty")
-		}
-		v.service(base, svc, sv.nodeAddrs, vips, nodePorts)
 	}
 	return v.err()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,9 +61,9 @@ type validator struct {
 // first returns the path of the first use of frontend or node port k (a
 // node port if node): in local, the uses seen so far, or by a service that
 // stays.
-func (v *validator) first(local map[vipKey]string, k vipKey, node bool) (string, bool) {
-	if p, ok := local[k]; ok {
-		return p, true
+func (v *validator) first(local map[vipKey]claim, k vipKey, node bool) (string, bool) {
+	if c, ok := local[k]; ok {
+		return c.path(), true
 	}
 	if v.served != nil {
 		return v.served.heldBy(k, node, v.changing)
@@ -124,21 +125,7 @@ func enabledFamilies(c *Config) map[Family]bool {
 }
 
 func (v *validator) config(c *Config) {
-	if c.Instance != "" {
-		if err := names.CheckInstance(c.Instance); err != nil {
-			v.add("config.instance", quote(c.Instance), "is not a valid instance name: %v", err)
-		}
-	}
-	if c.LinkName != "" {
-		if msg := badLinkName(c.LinkName); msg != "" {
-			v.add("config.linkName", quote(c.LinkName), "%s", msg)
-		} else if c.LinkName == names.KubeProxyLink && !c.KubeProxyNames {
-			v.add("config.linkName", quote(c.LinkName), "is kube-proxy's VIP link: name it only with KubeProxyNames")
-		}
-	}
-	if c.AdoptKubeProxy && !c.KubeProxyNames {
-		v.add("config.adoptKubeProxy", true, "needs KubeProxyNames: only kube-proxy's objects can be adopted")
-	}
+	v.configNames(c)
 	if c.Backend != NFTables && c.Backend != IPTables {
 		v.add("config.backend", c.Backend, "is not NFTables or IPTables")
 	}
@@ -163,7 +150,32 @@ func (v *validator) config(c *Config) {
 		}
 		seen[f] = true
 	}
-	d := c.LocalDetector
+	v.localDetector(&c.LocalDetector)
+}
+
+// configNames checks the names a Config gives: its instance and VIP link,
+// and kube-proxy's names and adoption.
+func (v *validator) configNames(c *Config) {
+	if c.Instance != "" {
+		if err := names.CheckInstance(c.Instance); err != nil {
+			v.add("config.instance", quote(c.Instance), "is not a valid instance name: %v", err)
+		}
+	}
+	if c.LinkName != "" {
+		if msg := badLinkName(c.LinkName); msg != "" {
+			v.add("config.linkName", quote(c.LinkName), "%s", msg)
+		} else if c.LinkName == names.KubeProxyLink && !c.KubeProxyNames {
+			v.add("config.linkName", quote(c.LinkName), "is kube-proxy's VIP link: name it only with KubeProxyNames")
+		}
+	}
+	if c.AdoptKubeProxy && !c.KubeProxyNames {
+		v.add("config.adoptKubeProxy", true, "needs KubeProxyNames: only kube-proxy's objects can be adopted")
+	}
+}
+
+// localDetector checks Config.LocalDetector: one way of telling local
+// traffic, each well formed.
+func (v *validator) localDetector(d *LocalDetector) {
 	set := 0
 	for _, b := range []bool{len(d.ClusterCIDRs) > 0, d.Interface != "", d.InterfacePrefix != ""} {
 		if b {
@@ -257,51 +269,55 @@ func (v *validator) state(s *State) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	vips := map[vipKey]string{}      // frontend -> path of its first use
-	nodePorts := map[vipKey]string{} // node port (addr unset) -> path
+	vips := make(map[vipKey]claim, len(s.Services)) // frontend -> its first use
+	nodePorts := map[vipKey]claim{}                 // node port (addr unset) -> its first use
 	for _, id := range ids {
 		svc := s.Services[id]
-		base := fmt.Sprintf("services[%q]", id)
-		if id == "" {
-			v.add(base, nil, "the service ID is empty")
-		}
-		v.service(base, &svc, nodeAddrs, vips, nodePorts)
+		v.service(id, &svc, nodeAddrs, vips, nodePorts)
 	}
 }
 
-func (v *validator) service(base string, svc *Service, nodeAddrs map[netip.Addr]bool, vips, nodePorts map[vipKey]string) {
+// service checks the service id, svc. Paths are formatted only for a
+// problem: a valid State of 50,000 services has none to format.
+func (v *validator) service(id string, svc *Service, nodeAddrs map[netip.Addr]bool, vips, nodePorts map[vipKey]claim) {
+	base := "services[" + strconv.Quote(id) + "]"
+	if id == "" {
+		v.add(base, nil, "the service ID is empty")
+	}
 	v.ipFamilies(base, svc.IPFamilies)
-	// vip checks a VIP of the service, in its families too.
-	vip := func(path string, a netip.Addr) bool {
-		if !v.vip(path, a, nodeAddrs) {
-			return false
+	// vip checks a VIP of the service, field[i], in its families too.
+	vip := func(field string, i int, a netip.Addr) bool {
+		if v.vipUsable(a, nodeAddrs) && (len(svc.IPFamilies) == 0 || slices.Contains(svc.IPFamilies, inet.FamilyOf(a))) {
+			return true
 		}
-		if f := inet.FamilyOf(a); len(svc.IPFamilies) > 0 && !slices.Contains(svc.IPFamilies, f) {
+		path := fmt.Sprintf("%s.%s[%d]", base, field, i)
+		if v.vip(path, a, nodeAddrs) {
+			f := inet.FamilyOf(a)
 			v.add(path, a, "is %v, a family the service is not served in (ipFamilies %v)", f, svc.IPFamilies)
-			return false
 		}
-		return true
+		return false
 	}
 	seenFam := map[Family]bool{}
 	for i, a := range svc.ClusterIPs {
-		p := fmt.Sprintf("%s.clusterIPs[%d]", base, i)
-		if !vip(p, a) {
+		if !vip("clusterIPs", i, a) {
 			continue
 		}
 		if f := inet.FamilyOf(a); seenFam[f] {
-			v.add(p, a, "is a second %v cluster IP (at most one per family)", f)
+			v.add(fmt.Sprintf("%s.clusterIPs[%d]", base, i), a, "is a second %v cluster IP (at most one per family)", f)
 		} else {
 			seenFam[f] = true
 		}
 	}
 	for i, a := range svc.ExternalIPs {
-		vip(fmt.Sprintf("%s.externalIPs[%d]", base, i), a)
+		vip("externalIPs", i, a)
 	}
 	for i, a := range svc.LoadBalancerIPs {
-		vip(fmt.Sprintf("%s.loadBalancerIPs[%d]", base, i), a)
+		vip("loadBalancerIPs", i, a)
 	}
 	for i, p := range svc.LoadBalancerSourceRanges {
-		v.prefix(fmt.Sprintf("%s.loadBalancerSourceRanges[%d]", base, i), p)
+		if !p.IsValid() || p.Masked() != p {
+			v.prefix(fmt.Sprintf("%s.loadBalancerSourceRanges[%d]", base, i), p)
+		}
 	}
 	if a := svc.SessionAffinity; a != nil {
 		p := base + ".sessionAffinity.timeout"
@@ -327,7 +343,7 @@ func (v *validator) service(base string, svc *Service, nodeAddrs map[netip.Addr]
 	case hc != 0 && svc.ExternalTrafficPolicy != Local:
 		v.add(base+".healthCheckNodePort", hc, "is set with the external traffic policy %v: a health check is only for Local", svc.ExternalTrafficPolicy)
 	}
-	v.ports(base, svc, vips, nodePorts)
+	v.ports(id, base, svc, vips, nodePorts)
 	v.endpoints(base, svc)
 }
 
@@ -345,6 +361,12 @@ func (v *validator) ipFamilies(base string, fams []Family) {
 			v.add(p(i), f, "is listed twice")
 		}
 	}
+}
+
+// vipUsable is vip without a problem to report: whether a is usable.
+func (v *validator) vipUsable(a netip.Addr, nodeAddrs map[netip.Addr]bool) bool {
+	return a.IsValid() && !a.Is4In6() && !a.IsUnspecified() && !a.IsMulticast() && !a.IsLoopback() &&
+		!a.IsLinkLocalUnicast() && v.families[inet.FamilyOf(a)] && !nodeAddrs[a] && excludedIn(v.exclude, a) < 0
 }
 
 // vip checks one virtual IP and reports whether it is usable.
@@ -385,54 +407,35 @@ func (v *validator) scheduler(base, name string, flags ipvs.SchedFlags) {
 	}
 }
 
-func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]string) {
+// ports checks the ports of the service id (at base), and that no
+// frontend or node port of them is already used.
+func (v *validator) ports(id, base string, svc *Service, vips, nodePorts map[vipKey]claim) {
 	if len(svc.Ports) == 0 {
 		v.add(base+".ports", nil, "is empty (a service needs at least one port)")
 	}
-	names := map[string]int{}
 	for i, pt := range svc.Ports {
-		p := fmt.Sprintf("%s.ports[%d]", base, i)
-		if j, dup := names[pt.Name]; dup {
-			v.add(p+".name", quote(pt.Name), "is also the name of ports[%d]", j)
-		}
-		names[pt.Name] = i
-		if pt.Name == "" && len(svc.Ports) > 1 {
-			v.add(p+".name", `""`, "is empty in a service with several ports")
-		} else if msg := badPortName(pt.Name); msg != "" {
-			v.add(p+".name", quote(pt.Name), "%s", msg)
-		}
-		switch pt.Protocol {
-		case TCP, UDP, SCTP:
-		default:
-			v.add(p+".protocol", pt.Protocol, "is not TCP, UDP or SCTP")
-		}
-		portOK := pt.Port >= 1 && pt.Port <= 65535
-		if !portOK {
-			v.add(p+".port", pt.Port, "out of range 1-65535")
-		}
-		if pt.TargetPort < 0 || pt.TargetPort > 65535 {
-			v.add(p+".targetPort", pt.TargetPort, "out of range 0-65535")
-		}
+		p := func() string { return fmt.Sprintf("%s.ports[%d]", base, i) }
+		v.port(p, svc, i)
 		if pt.NodePort < 0 || pt.NodePort > 65535 {
-			v.add(p+".nodePort", pt.NodePort, "out of range 0-65535")
+			v.add(p()+".nodePort", pt.NodePort, "out of range 0-65535")
 		} else if pt.NodePort != 0 {
 			k := vipKey{port: pt.NodePort, proto: pt.Protocol}
 			if first, dup := v.first(nodePorts, k, true); dup {
-				v.add(p+".nodePort", pt.NodePort, "is already used for %s by %s", protocolName(pt.Protocol), first)
+				v.add(p()+".nodePort", pt.NodePort, "is already used for %s by %s", protocolName(pt.Protocol), first)
 			} else {
-				nodePorts[k] = p + ".nodePort"
+				nodePorts[k] = claim{id: id, port: i, node: true}
 			}
 		}
-		if !portOK {
+		if pt.Port < 1 || pt.Port > 65535 {
 			continue
 		}
 		for _, group := range [][]netip.Addr{svc.ClusterIPs, svc.ExternalIPs, svc.LoadBalancerIPs} {
 			for _, a := range group {
 				k := vipKey{addr: a, port: pt.Port, proto: pt.Protocol}
 				if first, dup := v.first(vips, k, false); dup {
-					v.add(p, fmt.Sprintf("%s/%s", netip.AddrPortFrom(a, uint16(pt.Port)), protocolName(pt.Protocol)), "is already served by %s", first)
+					v.add(p(), fmt.Sprintf("%s/%s", netip.AddrPortFrom(a, uint16(pt.Port)), protocolName(pt.Protocol)), "is already served by %s", first)
 				} else {
-					vips[k] = p
+					vips[k] = claim{id: id, port: i}
 				}
 			}
 		}
@@ -442,8 +445,36 @@ func (v *validator) ports(base string, svc *Service, vips, nodePorts map[vipKey]
 		if first, dup := v.first(nodePorts, k, true); dup {
 			v.add(base+".healthCheckNodePort", hc, "is already used for TCP by %s", first)
 		} else {
-			nodePorts[k] = base + ".healthCheckNodePort"
+			nodePorts[k] = claim{id: id, port: -1}
 		}
+	}
+}
+
+// port checks port i of svc alone (at path p): its name, protocol and
+// numbers but the node port.
+func (v *validator) port(p func() string, svc *Service, i int) {
+	pt := svc.Ports[i]
+	for j := i - 1; j >= 0; j-- { // the last port before it of the same name
+		if svc.Ports[j].Name == pt.Name {
+			v.add(p()+".name", quote(pt.Name), "is also the name of ports[%d]", j)
+			break
+		}
+	}
+	if pt.Name == "" && len(svc.Ports) > 1 {
+		v.add(p()+".name", `""`, "is empty in a service with several ports")
+	} else if msg := badPortName(pt.Name); msg != "" {
+		v.add(p()+".name", quote(pt.Name), "%s", msg)
+	}
+	switch pt.Protocol {
+	case TCP, UDP, SCTP:
+	default:
+		v.add(p()+".protocol", pt.Protocol, "is not TCP, UDP or SCTP")
+	}
+	if pt.Port < 1 || pt.Port > 65535 {
+		v.add(p()+".port", pt.Port, "out of range 1-65535")
+	}
+	if pt.TargetPort < 0 || pt.TargetPort > 65535 {
+		v.add(p()+".targetPort", pt.TargetPort, "out of range 0-65535")
 	}
 }
 

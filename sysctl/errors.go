@@ -5,13 +5,12 @@ import (
 	"io/fs"
 
 	"github.com/ipvskit/ipvskit/inet"
-	"github.com/ipvskit/ipvskit/internal/kerr"
 )
 
 // ErrNotSupported is wrapped by errors that say the kernel lacks a key
 // because a module is not loaded, or that the operating system has no
 // sysctls. It is the same value in every ipvskit package.
-var ErrNotSupported = kerr.ErrNotSupported
+var ErrNotSupported = inet.ErrNotSupported
 
 // Error is returned when the kernel refuses to read or write a key. It wraps
 // the cause, so errors.Is works against fs.ErrPermission, the errno (EINVAL

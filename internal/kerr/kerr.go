@@ -1,11 +1,15 @@
-// Package kerr holds the error values every ipvskit package shares. Each
-// public package re-exports them by alias (var ErrNotSupported =
-// kerr.ErrNotSupported), so errors.Is works across packages.
+// Package kerr holds what ipvskit's packages share about the kernel's
+// features and that users must not import: the named, cached feature probes
+// (Feature, Probes). The errors they return are public, in package inet
+// (inet.ErrNotSupported, inet.UnsupportedFeatureError), because users
+// match on them; the names below are aliases kept for code written against
+// this package before the errors moved.
 package kerr
 
-import "errors"
+import "github.com/ipvskit/ipvskit/inet"
 
-// ErrNotSupported is wrapped by every error that says the running kernel (or
-// operating system) lacks a feature. The wrapping error names the feature and
-// the module that provides it.
-var ErrNotSupported = errors.New("not supported")
+// ErrNotSupported is inet.ErrNotSupported.
+var ErrNotSupported = inet.ErrNotSupported
+
+// UnsupportedFeatureError is inet.UnsupportedFeatureError.
+type UnsupportedFeatureError = inet.UnsupportedFeatureError

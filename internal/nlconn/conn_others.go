@@ -7,14 +7,14 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/ipvskit/ipvskit/inet"
 	"github.com/mdlayher/netlink"
 )
 
 // Conn is a netlink socket; netlink exists only on Linux.
 type Conn struct{}
 
-var errOS = fmt.Errorf("netlink on %s: %w", runtime.GOOS, kerr.ErrNotSupported)
+var errOS = fmt.Errorf("netlink on %s: %w", runtime.GOOS, inet.ErrNotSupported)
 
 // Dial returns an error wrapping ErrNotSupported: netlink exists only on Linux.
 func Dial(family int, cfg *Config) (*Conn, error) { return nil, errOS }

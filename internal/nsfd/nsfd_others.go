@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/ipvskit/ipvskit/internal/kerr"
+	"github.com/ipvskit/ipvskit/inet"
 )
 
-var errOS = fmt.Errorf("network namespaces on %s: %w", runtime.GOOS, kerr.ErrNotSupported)
+var errOS = fmt.Errorf("network namespaces on %s: %w", runtime.GOOS, inet.ErrNotSupported)
 
 // Open fails: network namespaces exist only on Linux.
 func Open(int) (int, error) { return -1, errOS }

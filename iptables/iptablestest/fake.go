@@ -29,7 +29,8 @@ import (
 )
 
 // Fake is a netfilter back end in memory, with the methods IPTablesBackend and
-// NFTablesBackend share; it satisfies the proxier's Rules. It is safe for concurrent use.
+// NFTablesBackend share: it satisfies iptables.Backend (and so the proxier's Rules,
+// an alias of it). It is safe for concurrent use.
 type Fake struct {
 	mu      sync.Mutex
 	fam     iptables.Family
@@ -256,3 +257,5 @@ func family(r *iptables.Ruleset) iptables.Family {
 	}
 	return r.Family
 }
+
+var _ iptables.Backend = (*Fake)(nil)

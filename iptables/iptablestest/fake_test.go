@@ -9,10 +9,9 @@ import (
 	"github.com/ipvskit/ipvskit/proxier"
 )
 
-var (
-	_ contract.Backend = (*Fake)(nil)
-	_ proxier.Rules    = (*Fake)(nil)
-)
+// The proxier takes the Fake for its Rules (fake.go asserts
+// iptables.Backend, of which proxier.Rules is an alias).
+var _ proxier.Rules = (*Fake)(nil)
 
 // The fake meets the same expectations as the real back ends against a
 // kernel (iptables/contract_*_linux_test.go), in both families.

@@ -27,6 +27,20 @@ func (w *rulesDep) Cleanup(ctx context.Context) error {
 		func() error { return w.next.Cleanup(ctx) }, same)
 }
 
+// ApplyFull is Apply writing everything: one operation, as Apply is.
+func (w *rulesDep) ApplyFull(ctx context.Context, r *iptables.Ruleset) error {
+	return w.in.single(proxier.SubsystemRules, w.fam, "Rules.ApplyFull", fmt.Sprintf("apply the whole %v ruleset", w.fam),
+		func() error { return w.next.ApplyFull(ctx, r) }, same)
+}
+
+// LastStats reports one rule write per Apply and nothing of sets: the
+// Injector sees an Apply as one operation, not what the back end sent
+// inside it (which, after an injected failure, it did not send at all).
+func (w *rulesDep) LastStats() iptables.ApplyStats { return iptables.ApplyStats{RuleWrites: 1} }
+
+// Close does nothing: Wrap's clients are closed by their owner.
+func (w *rulesDep) Close() error { return nil }
+
 // Render only renders text: not an operation.
 func (w *rulesDep) Render(r *iptables.Ruleset) (string, error) { return w.next.Render(r) }
 

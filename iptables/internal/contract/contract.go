@@ -14,25 +14,13 @@ import (
 	"github.com/ipvskit/ipvskit/iptables"
 )
 
-// Backend is what the suite asks of a back end: the methods IPTablesBackend,
-// NFTablesBackend and iptablestest.Fake share.
-type Backend interface {
-	Apply(ctx context.Context, r *iptables.Ruleset) error
-	ApplyFull(ctx context.Context, r *iptables.Ruleset) error
-	Repair(ctx context.Context) error
-	Check(ctx context.Context) ([]iptables.ObjectDrift, error)
-	Owned(ctx context.Context) (*iptables.Ruleset, error)
-	LastStats() iptables.ApplyStats
-	Cleanup(ctx context.Context) error
-	Render(r *iptables.Ruleset) (string, error)
-	Close() error
-}
-
 // World is one fresh, empty place (a network namespace, a fake) with a back
 // end working in it, and ways for a test to do what other programs do
 // there and to look at it independently of the back end.
 type World struct {
-	Backend Backend
+	// Backend is the back end under test: IPTablesBackend, NFTablesBackend or
+	// iptablestest.Fake, through the interface they share.
+	Backend iptables.Backend
 	// Family is the family the back end applies.
 	Family iptables.Family
 	// Holds checks, without the back end (nft(8), iptables-save and
