@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"log"
 	"net/netip"
-	"os"
 
 	"github.com/ipvskit/ipvskit/proxier"
+	"github.com/vishvananda/netns"
 )
 
 // A Proxier for a named network namespace (ip netns add node), with the
@@ -16,12 +16,12 @@ import (
 // Proxier made.
 func ExampleOpen() {
 	ctx := context.Background()
-	ns, err := os.Open("/run/netns/node") // 0 would mean this process's namespace
+	ns, err := netns.GetFromName("node") // 0 would mean this process's namespace
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer ns.Close()
-	p, err := proxier.Open(ctx, &proxier.Config{Backend: proxier.IPTables}, int(ns.Fd()))
+	defer ns.Close() // Open keeps a copy
+	p, err := proxier.Open(ctx, &proxier.Config{Backend: proxier.IPTables}, ns)
 	if err != nil {
 		log.Fatal(err) // names the client that could not be opened
 	}

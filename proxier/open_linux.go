@@ -16,10 +16,10 @@ import (
 	"github.com/ipvskit/ipvskit/sysctl"
 )
 
-// openDeps opens every client of Deps in the namespace fd (0: the
+// openDeps opens every client of Deps in the namespace ns (0: the
 // caller's), for cfg, which is valid. On failure it closes what it opened.
-func openDeps(ctx context.Context, cfg *Config, fd int) (Deps, closers, error) {
-	w := newWiring(cfg, fd)
+func openDeps(ctx context.Context, cfg *Config, ns netns.NsHandle) (Deps, closers, error) {
+	w := newWiring(cfg, ns)
 	// opened checks ctx before the next client (no constructor takes one).
 	opened := func(err error) error {
 		if err != nil {
@@ -75,12 +75,12 @@ type wiring struct {
 	cl       closers
 }
 
-func newWiring(cfg *Config, fd int) *wiring {
+func newWiring(cfg *Config, ns netns.NsHandle) *wiring {
 	instance := cfg.Instance
 	if instance == "" {
 		instance = DefaultInstance
 	}
-	return &wiring{cfg: cfg, h: netns.NsHandle(fd), instance: instance}
+	return &wiring{cfg: cfg, h: ns, instance: instance}
 }
 
 // keep keeps c, made without error, to be closed.

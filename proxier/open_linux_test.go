@@ -14,6 +14,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/vishvananda/netns"
 )
 
 // theirLink is another program's dummy link in the node, with an address.
@@ -110,7 +111,7 @@ func testOpen(t *testing.T, v variant) {
 	// must not need it.
 	fd, err := unix.FcntlInt(uintptr(tp.node.Handle()), unix.F_DUPFD_CLOEXEC, 0)
 	must(t, err)
-	p, err := Open(ctx, &Config{Backend: be, VIPMode: v.mode}, fd)
+	p, err := Open(ctx, &Config{Backend: be, VIPMode: v.mode}, netns.NsHandle(fd))
 	unix.Close(fd)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -179,13 +180,13 @@ func TestOpenFailsAndClosesWhatItOpened(t *testing.T) {
 	fd := int(tp.node.Handle())
 	// Once first, so that what the runtime opens once (the poller) is
 	// counted in both counts.
-	p, err := Open(ctx, nil, fd)
+	p, err := Open(ctx, nil, netns.NsHandle(fd))
 	must(t, err)
 	must(t, p.Close())
 	n := openFDs(t)
 	path := os.Getenv("PATH")
 	t.Setenv("PATH", "/nonexistent")
-	p, err = Open(ctx, &Config{Backend: IPTables}, fd)
+	p, err = Open(ctx, &Config{Backend: IPTables}, netns.NsHandle(fd))
 	if p != nil || !errors.Is(err, ipvs.ErrNotSupported) || !strings.Contains(err.Error(), "IPv4 iptables back end") {
 		t.Fatalf("Open without iptables binaries: %v, %v; want no Proxier and an error naming the IPv4 iptables back end, wrapping ErrNotSupported", p, err)
 	}
@@ -244,7 +245,7 @@ func TestOpenRefusesBadConfig(t *testing.T) {
 			c.want = []Problem{{Path: "netns", Value: strconv.Itoa(c.netns)}}
 		}
 		t.Run(c.name, func(t *testing.T) {
-			p, err := Open(ctx, c.cfg, c.netns)
+			p, err := Open(ctx, c.cfg, netns.NsHandle(c.netns))
 			var ve *ValidationError
 			if p != nil || !errors.As(err, &ve) {
 				t.Fatalf("Open: %v, %v; want a *ValidationError", p, err)

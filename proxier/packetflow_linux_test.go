@@ -487,7 +487,7 @@ func testPacketFlowDoc(t *testing.T, be Backend, cmds []docCommand) {
 
 	cfg := &Config{Backend: be, Families: []Family{IPv4, IPv6},
 		LocalDetector: LocalDetector{ClusterCIDRs: []netip.Prefix{exPodCIDRV4, exPodCIDRV6}}}
-	p, err := Open(ctx, cfg, int(ex.node.Handle()))
+	p, err := Open(ctx, cfg, ex.node.Handle())
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

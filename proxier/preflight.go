@@ -7,6 +7,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/sysctl"
+	"github.com/vishvananda/netns"
 )
 
 // ErrNotSupported is wrapped by every error that says the kernel lacks a
@@ -35,8 +36,8 @@ type PreflightOptions struct {
 }
 
 // Preflight checks, before anything is changed, that the kernel of the
-// network namespace netnsFD (0: the caller's; otherwise an open descriptor
-// of it, which Preflight does not close) has every feature a Proxier for cfg
+// network namespace ns (0: the caller's; otherwise an open descriptor of
+// it, which Preflight does not close, as Open takes it) has every feature a Proxier for cfg
 // needs:
 //
 //   - IPVS (ip_vs) and each scheduler in opts.Schedulers (ip_vs_<name>);
@@ -64,7 +65,7 @@ type PreflightOptions struct {
 // conntrack counters, sysctls), or, for nftables, makes a throw-away table
 // under a random ipvskit-probe-* name and deletes it at once. A kernel that
 // loads modules on demand loads those the probes ask for, as Sync would.
-func Preflight(ctx context.Context, cfg *Config, netnsFD int, opts *PreflightOptions) error {
+func Preflight(ctx context.Context, cfg *Config, ns netns.NsHandle, opts *PreflightOptions) error {
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -73,7 +74,7 @@ func Preflight(ctx context.Context, cfg *Config, netnsFD int, opts *PreflightOpt
 	}
 	v := &validator{}
 	v.config(cfg)
-	v.netns("netnsFD", netnsFD)
+	v.netns("netns", int(ns))
 	for i, s := range opts.Schedulers {
 		base := "preflight.schedulers[" + strconv.Itoa(i) + "]"
 		if s == "" {
@@ -85,7 +86,7 @@ func Preflight(ctx context.Context, cfg *Config, netnsFD int, opts *PreflightOpt
 	if err := v.err(); err != nil {
 		return err
 	}
-	return preflight(ctx, cfg, netnsFD, opts)
+	return preflight(ctx, cfg, ns, opts)
 }
 
 // needKind is a family of probes.

@@ -9,12 +9,13 @@ import (
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/sysctl"
+	"github.com/vishvananda/netns"
 )
 
 // preflight runs the probes of needs in the namespace, each through the
 // client Open would make for it (the same wiring), and closes them.
-func preflight(ctx context.Context, cfg *Config, netnsFD int, opts *PreflightOptions) error {
-	w := newWiring(cfg, netnsFD)
+func preflight(ctx context.Context, cfg *Config, ns netns.NsHandle, opts *PreflightOptions) error {
+	w := newWiring(cfg, ns)
 	defer func() { _ = w.cl.close() }()
 	sys, err := w.sysctls()
 	if err != nil {

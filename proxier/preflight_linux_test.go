@@ -13,6 +13,7 @@ import (
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
 	"github.com/ipvskit/ipvskit/internal/vm"
+	"github.com/vishvananda/netns"
 )
 
 // TestIntegrationPreflightNamesExactlyTheMissingModules runs Preflight, for
@@ -63,7 +64,7 @@ func TestIntegrationPreflightNamesExactlyTheMissingModules(t *testing.T) {
 	named := map[string]bool{}
 	for _, backend := range []Backend{NFTables, IPTables} {
 		cfg := &Config{Backend: backend, Families: []Family{IPv4, IPv6}, StrictARP: true}
-		err := Preflight(ctx, cfg, fd, opts)
+		err := Preflight(ctx, cfg, netns.NsHandle(fd), opts)
 		for _, m := range modulesNamed(t, backend, err) {
 			named[m] = true
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ipvskit/ipvskit/sysctl"
+	"github.com/vishvananda/netns"
 )
 
 // needList renders needs as short words, for comparing.
@@ -109,15 +110,15 @@ func TestPreflightValidatesBeforeProbing(t *testing.T) {
 	}{
 		{"unknown scheduler", nil, 0, &PreflightOptions{Schedulers: []string{"rr", "fastest"}}, []string{"preflight.schedulers[1].scheduler"}},
 		{"empty scheduler", nil, 0, &PreflightOptions{Schedulers: []string{""}}, []string{"preflight.schedulers[0].scheduler"}},
-		{"negative namespace", nil, -1, nil, []string{"netnsFD"}},
-		{"bad instance and fd together", &Config{Instance: "Kube!"}, -3, nil, []string{"config.instance", "netnsFD"}},
+		{"negative namespace", nil, -1, nil, []string{"netns"}},
+		{"bad instance and fd together", &Config{Instance: "Kube!"}, -3, nil, []string{"config.instance", "netns"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A cancelled context: had anything been probed, its error
 			// would be a context error, not a validation error.
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			err := Preflight(ctx, tc.cfg, tc.fd, tc.opts)
+			err := Preflight(ctx, tc.cfg, netns.NsHandle(tc.fd), tc.opts)
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("err %v, want a *ValidationError", err)

@@ -78,7 +78,7 @@ func run() error {
 	step("starting the proxier in the node's namespace")
 	// Every kernel client, for the namespace's file descriptor; the zero
 	// Config: nftables, IPv4.
-	p, err := proxier.Open(ctx, nil, int(node.h))
+	p, err := proxier.Open(ctx, nil, node.h)
 	if err != nil {
 		return err
 	}

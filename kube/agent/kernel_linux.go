@@ -47,7 +47,7 @@ func (k *Kernel) NewProxier(cfg *proxier.Config) (*proxier.Proxier, error) {
 		}
 	}
 	// Open only checks ctx between clients; Options.NewProxier has none.
-	p, err := proxier.Open(context.Background(), cfg, int(k.ns))
+	p, err := proxier.Open(context.Background(), cfg, k.ns)
 	if err != nil {
 		return nil, err
 	}
