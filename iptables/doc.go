@@ -11,9 +11,9 @@
 //
 // # Choosing a back end
 //
-// IPTablesBackend and NFTablesBackend have the same methods, collected once in the
-// Backend interface, which iptablestest.Fake satisfies too: a program that
-// can use either takes a Backend (package proxier's Rules is an alias of
+// IPTablesBackend and NFTablesBackend have the same methods, collected once
+// in Interface, which iptablestest.Fake satisfies too: a program that can
+// use either takes an Interface (package proxier's Rules is an alias of
 // it). Each serves one family in one network namespace, both chosen at
 // construction, keeps what it last applied and sends only the difference;
 // Check reports drift and Repair undoes it.

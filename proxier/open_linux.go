@@ -114,10 +114,10 @@ func (w *wiring) conntrack() (*conntrack.Client, error) {
 }
 
 // rules opens the netfilter back end cfg.Backend names for family f.
-func (w *wiring) rules(f Family) (iptables.Backend, error) {
+func (w *wiring) rules(f Family) (iptables.Interface, error) {
 	cfg := w.cfg
 	var (
-		b   iptables.Backend
+		b   iptables.Interface
 		err error
 	)
 	if cfg.Backend == IPTables {

@@ -10,15 +10,15 @@ import (
 )
 
 // Rules is a netfilter back end for one family: *iptables.NFTablesBackend,
-// *iptables.IPTablesBackend and *iptablestest.Fake satisfy it. It is an alias of
-// iptables.Backend, the one definition of that method set, kept under this
+// *iptables.IPTablesBackend and *iptablestest.Fake satisfy it. It is an
+// alias of iptables.Interface, the one definition of that method set, kept under this
 // name for Deps and its users. Of it, the Proxier calls Apply, Cleanup,
 // Check (Reconcile), Repair, Owned (Sync's start and Cleanup) and LastStats
 // (what an Apply sent, for the Result); Render only renders text, ApplyFull
 // is never called, and Close is called by Open's Proxier only, on the back
 // ends Open made. A type written for the older, smaller Rules needs
 // ApplyFull, LastStats and Close added.
-type Rules = iptables.Backend
+type Rules = iptables.Interface
 
 // defaultMasqueradeBit is kube-proxy's: mark 0x4000.
 const defaultMasqueradeBit = 14

@@ -6,7 +6,7 @@ import (
 	"github.com/ipvskit/ipvskit/iptables"
 )
 
-// The rest of iptables.Backend (Rules) for fakeRules (proxier_test.go),
+// The rest of iptables.Interface (Rules) for fakeRules (proxier_test.go),
 // which the Proxier never calls or calls only to count.
 
 // ApplyFull is Apply: the fake keeps no difference to send.

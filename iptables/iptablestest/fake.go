@@ -29,7 +29,7 @@ import (
 )
 
 // Fake is a netfilter back end in memory, with the methods IPTablesBackend and
-// NFTablesBackend share: it satisfies iptables.Backend (and so the proxier's Rules,
+// NFTablesBackend share: it satisfies iptables.Interface (and so the proxier's Rules,
 // an alias of it). It is safe for concurrent use.
 type Fake struct {
 	mu      sync.Mutex
@@ -258,4 +258,4 @@ func family(r *iptables.Ruleset) iptables.Family {
 	return r.Family
 }
 
-var _ iptables.Backend = (*Fake)(nil)
+var _ iptables.Interface = (*Fake)(nil)

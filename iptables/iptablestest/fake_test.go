@@ -10,7 +10,7 @@ import (
 )
 
 // The proxier takes the Fake for its Rules (fake.go asserts
-// iptables.Backend, of which proxier.Rules is an alias).
+// iptables.Interface, of which proxier.Rules is an alias).
 var _ proxier.Rules = (*Fake)(nil)
 
 // The fake meets the same expectations as the real back ends against a

@@ -6,7 +6,7 @@ import (
 	"github.com/ipvskit/ipvskit/iptables"
 )
 
-// The rest of iptables.Backend for recRules (injector_test.go), which the
+// The rest of iptables.Interface for recRules (injector_test.go), which the
 // Proxier does not call in these tests.
 
 func (r *recRules) ApplyFull(ctx context.Context, rs *iptables.Ruleset) error {

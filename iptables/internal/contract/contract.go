@@ -20,7 +20,7 @@ import (
 type World struct {
 	// Backend is the back end under test: IPTablesBackend, NFTablesBackend or
 	// iptablestest.Fake, through the interface they share.
-	Backend iptables.Backend
+	Backend iptables.Interface
 	// Family is the family the back end applies.
 	Family iptables.Family
 	// Holds checks, without the back end (nft(8), iptables-save and

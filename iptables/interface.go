@@ -2,12 +2,14 @@ package iptables
 
 import "context"
 
-// Backend is one family's netfilter back end as its users drive it: the
-// method set NFTablesBackend, IPTablesBackend and iptablestest.Fake share, so code that
-// programs the rules (the proxier's Rules is this interface) and the
-// contract suite both back ends and the fake meet take any of the three.
+// Interface is one family's netfilter back end as its users drive it: the
+// method set NFTablesBackend, IPTablesBackend and iptablestest.Fake share,
+// so code that programs the rules (the proxier's Rules is this interface)
+// and the contract suite both back ends and the fake meet take any of the
+// three. It is not called Backend: proxier.Backend names which back end a
+// Proxier opens.
 // Each method's doc is on the back ends (the verbs they share).
-type Backend interface {
+type Interface interface {
 	// Apply makes the kernel hold r, writing only the difference from
 	// what was last applied when it can.
 	Apply(ctx context.Context, r *Ruleset) error
@@ -38,6 +40,6 @@ type Backend interface {
 }
 
 var (
-	_ Backend = (*NFTablesBackend)(nil)
-	_ Backend = (*IPTablesBackend)(nil)
+	_ Interface = (*NFTablesBackend)(nil)
+	_ Interface = (*IPTablesBackend)(nil)
 )
