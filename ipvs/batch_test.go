@@ -18,8 +18,8 @@ func TestBatchCompactOps(t *testing.T) {
 	bare := keyService(identity(full)) // its identity only, as destination requests carry it
 	other := full                      // the same service, configured otherwise
 	other.Scheduler, other.Persistence = "wlc", Persistence{}
-	k := identity(full)                // Family left zero, as a caller may
-	kn := full.Key()                   // Family set: another identity, its own entry
+	k := identity(full) // Family left zero, as a caller may
+	kn := full.Key()    // Family set: another identity, its own entry
 	k6 := ServiceKey{Family: IPv6, Protocol: UDP, Addr: netip.MustParseAddr("2001:db8::1"), Port: 53}
 	svc6 := Service{Family: IPv6, Protocol: UDP, Addr: k6.Addr, Port: 53, Scheduler: "sh"}
 	fwm := ServiceKey{Family: IPv4, FWMark: 7}
