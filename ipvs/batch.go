@@ -74,8 +74,8 @@ type Batch struct {
 	// error wrapping ErrNotSent.
 	StopOnError bool
 
-	reqs []request // see batch_store.go
-	svcs []Service // the services of reqs, one per run of requests
+	reqs []request    // see batch_store.go
+	svcs serviceTable // the services of reqs, one per run of requests
 	err  error
 }
 

@@ -78,22 +78,22 @@ func (b *Batch) store(op Op) {
 	if op.Kind >= OpAddDestination {
 		packDest(&r, op.Destination)
 	}
-	n := len(b.svcs)
+	last := b.svcs.last()
 	switch {
-	case n == 0:
-		b.svcs = append(b.svcs, op.Service)
-	case fullService(op.Kind) && b.svcs[n-1] == op.Service:
-	case !fullService(op.Kind) && identity(b.svcs[n-1]) == identity(op.Service):
+	case last == nil:
+		b.svcs.add(op.Service)
+	case fullService(op.Kind) && *last == op.Service:
+	case !fullService(op.Kind) && identity(*last) == identity(op.Service):
 	default:
-		b.svcs = append(b.svcs, op.Service)
+		b.svcs.add(op.Service)
 	}
-	r.svc = uint32(len(b.svcs) - 1)
+	r.svc = uint32(b.svcs.n - 1)
 	b.reqs = append(b.reqs, r)
 }
 
 // op makes the Op of request r again, as it was added.
 func (b *Batch) op(r *request) Op {
-	op := Op{Kind: r.kind, Service: b.svcs[r.svc]}
+	op := Op{Kind: r.kind, Service: *b.svcs.at(r.svc)}
 	if !fullService(r.kind) {
 		op.Service = keyService(identity(op.Service))
 	}
@@ -101,4 +101,44 @@ func (b *Batch) op(r *request) Op {
 		op.Destination = r.dest()
 	}
 	return op
+}
+
+// svcChunk is the number of services in each chunk of a serviceTable.
+const svcChunk = 256
+
+// serviceTable is a Batch's services, by index, in chunks of svcChunk: a
+// batch does not know how many services its requests will name, and a flat
+// slice grown by append (by a quarter at a time once large) would allocate
+// about five times its final size on the way.
+type serviceTable struct {
+	chunks [][]Service
+	n      int
+}
+
+func (t *serviceTable) add(s Service) {
+	c := len(t.chunks) - 1
+	if c < 0 || len(t.chunks[c]) == svcChunk {
+		size := 1
+		if c >= 0 {
+			size = svcChunk
+		}
+		t.chunks = append(t.chunks, make([]Service, 0, size))
+		c++
+	}
+	ch := t.chunks[c]
+	if len(ch) == cap(ch) { // the first chunk, doubling up to svcChunk
+		ch = append(make([]Service, 0, min(2*cap(ch), svcChunk)), ch...)
+	}
+	t.chunks[c] = append(ch, s)
+	t.n++
+}
+
+func (t *serviceTable) at(i uint32) *Service { return &t.chunks[i/svcChunk][i%svcChunk] }
+
+// last is the latest service added, or nil.
+func (t *serviceTable) last() *Service {
+	if t.n == 0 {
+		return nil
+	}
+	return t.at(uint32(t.n - 1))
 }

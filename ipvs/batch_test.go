@@ -61,8 +61,8 @@ func TestBatchCompactOps(t *testing.T) {
 	if got := b.Ops(); !slices.Equal(got, want) {
 		t.Fatalf("Ops:\n got %+v\nwant %+v", got, want)
 	}
-	if len(b.svcs) != 8 {
-		t.Errorf("%d services stored for %d requests, want 8 (one per run)", len(b.svcs), b.Len())
+	if b.svcs.n != 8 {
+		t.Errorf("%d services stored for %d requests, want 8 (one per run)", b.svcs.n, b.Len())
 	}
 	msgs := batchMessages(&b, 0x20)
 	for i, op := range b.All() {
@@ -79,16 +79,53 @@ func TestBatchCompactOps(t *testing.T) {
 	}
 }
 
+// TestBatchManyServices crosses the chunks of the service table and of the
+// encoding buffers: every request comes back and encodes as it was added.
+func TestBatchManyServices(t *testing.T) {
+	var b Batch
+	benchBatch(&b, 700, 3)
+	if b.Len() != 700*4 || b.svcs.n != 700 {
+		t.Fatalf("%d requests, %d services stored", b.Len(), b.svcs.n)
+	}
+	msgs := batchMessages(&b, 0x20)
+	size := 0
+	for i, op := range b.All() {
+		s, d := i/4, i%4
+		want := Op{Kind: OpAddService, Service: benchService(s)}
+		if d > 0 {
+			want = Op{Kind: OpAddDestination, Service: keyService(benchService(s).Key()), Destination: benchDest(s, d-1)}
+		}
+		if op != want {
+			t.Fatalf("request %d: %+v, want %+v", i, op, want)
+		}
+		if w := opRequest(want); !bytes.Equal(msgs[i].Data, w) {
+			t.Fatalf("request %d encoded as\n%x\nwant\n%x", i, msgs[i].Data, w)
+		}
+		size += len(msgs[i].Data)
+	}
+	if size <= bufChunk {
+		t.Errorf("%d bytes encoded: one buffer", size)
+	}
+}
+
+func benchService(s int) Service {
+	return Service{Family: IPv4, Protocol: TCP, Addr: netip.AddrFrom4([4]byte{10, 96, byte(s >> 8), byte(s)}), Port: 80, Scheduler: "rr"}
+}
+
+func benchDest(s, d int) Destination {
+	return Destination{Addr: netip.AddrFrom4([4]byte{10, 200 + byte(d), byte(s >> 8), byte(s)}), Port: 8080, Weight: 1}
+}
+
 // benchBatch fills b with services x dests requests, as a first sync plans
 // them: each service, then its destinations.
 func benchBatch(b *Batch, services, dests int) {
 	b.Grow(services * (dests + 1))
 	for s := range services {
-		svc := Service{Family: IPv4, Protocol: TCP, Addr: netip.AddrFrom4([4]byte{10, 96, byte(s >> 8), byte(s)}), Port: 80, Scheduler: "rr"}
+		svc := benchService(s)
 		b.AddService(svc)
 		k := svc.Key()
 		for d := range dests {
-			b.AddDestination(k, Destination{Addr: netip.AddrFrom4([4]byte{10, 200 + byte(d), byte(s >> 8), byte(s)}), Port: 8080, Weight: 1})
+			b.AddDestination(k, benchDest(s, d))
 		}
 	}
 }
