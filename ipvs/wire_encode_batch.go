@@ -14,7 +14,8 @@ const (
 // batchMessages encodes every request of b, in order, as a message of the
 // generic netlink family typ. The payloads are packed into a few large
 // buffers, each message's Data a full slice of one. The requests are read
-// from b's compact form; no Op slice is made.
+// from b's compact form, each with the Service its run shares (a
+// destination request encodes only its identity fields); no Op is made.
 func batchMessages(b *Batch, typ netlink.HeaderType) []netlink.Message {
 	msgs := make([]netlink.Message, len(b.reqs))
 	var buf []byte
@@ -23,7 +24,9 @@ func batchMessages(b *Batch, typ netlink.HeaderType) []netlink.Message {
 			buf = make([]byte, 0, min(bufChunk, 128*(len(b.reqs)-i)))
 		}
 		start := len(buf)
-		buf = appendOpRequest(buf, b.op(&b.reqs[i]))
+		r := &b.reqs[i]
+		d := r.dest()
+		buf = appendRequest(buf, r.kind, b.svcs.at(r.svc), &d)
 		msgs[i] = netlink.Message{Header: netlink.Header{Type: typ}, Data: buf[start:len(buf):len(buf)]}
 	}
 	return msgs
