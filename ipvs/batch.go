@@ -2,6 +2,7 @@ package ipvs
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 )
 
@@ -73,23 +74,24 @@ type Batch struct {
 	// error wrapping ErrNotSent.
 	StopOnError bool
 
-	ops []Op
-	err error
+	reqs []request    // see batch_store.go
+	svcs serviceTable // the services of reqs, one per run of requests
+	err  error
 }
 
 func (b *Batch) add(op Op, err error) {
 	if err != nil {
 		if b.err == nil {
-			b.err = &Error{Op: op.Kind.String(), Object: op.object(), Err: fmt.Errorf("batch request %d: %w", len(b.ops), err)}
+			b.err = &Error{Op: op.Kind.String(), Object: op.object(), Err: fmt.Errorf("batch request %d: %w", len(b.reqs), err)}
 		}
 		return
 	}
-	b.ops = append(b.ops, op)
+	b.store(op)
 }
 
 // Grow makes room for n more requests, so that collecting a large batch does
 // not copy it as it grows.
-func (b *Batch) Grow(n int) { b.ops = slices.Grow(b.ops, n) }
+func (b *Batch) Grow(n int) { b.reqs = slices.Grow(b.reqs, n) }
 
 // AddService adds a request to create s.
 func (b *Batch) AddService(s Service) {
@@ -123,12 +125,37 @@ func (b *Batch) DeleteDestination(k ServiceKey, d DestinationKey) {
 	b.add(Op{Kind: OpDeleteDestination, Service: keyService(k), Destination: dst}, validateDestKey(k, d))
 }
 
-// Ops returns the requests collected so far, in order. The slice is shared:
-// do not modify it.
-func (b *Batch) Ops() []Op { return b.ops }
+// Ops returns the requests collected so far, in order, in a new slice. The
+// batch keeps its requests in a compact form, so Ops allocates the whole
+// slice; All and At read them without allocating.
+func (b *Batch) Ops() []Op {
+	if len(b.reqs) == 0 {
+		return nil
+	}
+	ops := make([]Op, len(b.reqs))
+	for i := range b.reqs {
+		ops[i] = b.op(&b.reqs[i])
+	}
+	return ops
+}
+
+// All yields the requests collected so far, in order, with their indexes
+// (those of Ops, and of FailedOp.Index), without allocating.
+func (b *Batch) All() iter.Seq2[int, Op] {
+	return func(yield func(int, Op) bool) {
+		for i := range b.reqs {
+			if !yield(i, b.op(&b.reqs[i])) {
+				return
+			}
+		}
+	}
+}
+
+// At returns request i, 0 <= i < Len(): Ops()[i] without the slice.
+func (b *Batch) At(i int) Op { return b.op(&b.reqs[i]) }
 
 // Len is the number of requests collected.
-func (b *Batch) Len() int { return len(b.ops) }
+func (b *Batch) Len() int { return len(b.reqs) }
 
 // Err returns the first invalid request's error, or nil.
 func (b *Batch) Err() error { return b.err }

@@ -224,26 +224,18 @@ func (c *client) apply(ctx context.Context, b *Batch) error {
 	if err := b.Err(); err != nil {
 		return err
 	}
-	ops := b.Ops()
-	if len(ops) == 0 {
+	if b.Len() == 0 {
 		return nil
 	}
-	// One buffer for every request (about 100 bytes each), sliced per message.
-	msgs := make([]netlink.Message, len(ops))
-	buf := make([]byte, 0, 128*len(ops))
-	for i, op := range ops {
-		start := len(buf)
-		buf = appendOpRequest(buf, op)
-		msgs[i] = netlink.Message{Header: netlink.Header{Type: c.family}, Data: buf[start:len(buf):len(buf)]}
-	}
-	errs, err := c.conn.Batch(ctx, msgs, nlconn.BatchOptions{StopOnError: b.StopOnError})
-	be := &BatchError{Total: len(ops)}
+	errs, err := c.conn.Batch(ctx, batchMessages(b, c.family), nlconn.BatchOptions{StopOnError: b.StopOnError})
+	be := &BatchError{Total: b.Len()}
 	if err != nil {
 		be.Err = newError("apply batch", "", err)
 	}
 	for i, e := range errs {
 		if e != nil {
-			be.Failed = append(be.Failed, FailedOp{Index: i, Op: ops[i], Err: opError(ops[i], e)})
+			op := b.At(i)
+			be.Failed = append(be.Failed, FailedOp{Index: i, Op: op, Err: opError(op, e)})
 		}
 	}
 	if be.Err == nil && len(be.Failed) == 0 {

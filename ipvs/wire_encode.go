@@ -141,19 +141,26 @@ func appendDestRequest(b []byte, cmd uint8, k ServiceKey, d Destination, full bo
 
 // appendOpRequest appends the request for one batch operation to b.
 func appendOpRequest(b []byte, op Op) []byte {
-	switch op.Kind {
+	return appendRequest(b, op.Kind, &op.Service, &op.Destination)
+}
+
+// appendRequest appends the request of kind k on service s (only its
+// identity fields count for all but OpAddService and OpUpdateService) and
+// destination d (for destination kinds) to b.
+func appendRequest(b []byte, k OpKind, s *Service, d *Destination) []byte {
+	switch k {
 	case OpAddService:
-		return appendServiceRequest(b, cmdNewService, op.Service, true)
+		return appendServiceRequest(b, cmdNewService, *s, true)
 	case OpUpdateService:
-		return appendServiceRequest(b, cmdSetService, op.Service, true)
+		return appendServiceRequest(b, cmdSetService, *s, true)
 	case OpDeleteService:
-		return appendServiceRequest(b, cmdDelService, op.Service, false)
+		return appendServiceRequest(b, cmdDelService, *s, false)
 	case OpAddDestination:
-		return appendDestRequest(b, cmdNewDest, op.Service.Key(), op.Destination, true)
+		return appendDestRequest(b, cmdNewDest, s.Key(), *d, true)
 	case OpUpdateDestination:
-		return appendDestRequest(b, cmdSetDest, op.Service.Key(), op.Destination, true)
+		return appendDestRequest(b, cmdSetDest, s.Key(), *d, true)
 	case OpDeleteDestination:
-		return appendDestRequest(b, cmdDelDest, op.Service.Key(), op.Destination, false)
+		return appendDestRequest(b, cmdDelDest, s.Key(), *d, false)
 	}
 	return b
 }

@@ -37,12 +37,12 @@ import (
 // existing) to some, and those removed. It reads the plan's requests, so its
 // cost follows the change, not the number of services.
 func staleFrontends(have *desired, pl *Plan, pending map[ipvs.ServiceKey]bool) {
-	for _, op := range pl.IPVSDelete.Ops() {
+	for _, op := range pl.IPVSDelete.All() {
 		if k := op.Service.Key(); datagram(k) && (op.Kind == ipvs.OpDeleteService || op.Kind == ipvs.OpDeleteDestination) {
 			pending[k] = true
 		}
 	}
-	for _, op := range pl.IPVSAdd.Ops() {
+	for _, op := range pl.IPVSAdd.All() {
 		k := op.Service.Key()
 		if op.Kind != ipvs.OpAddDestination || !datagram(k) || pending[k] {
 			continue

@@ -72,7 +72,7 @@ func (o outcome) doneAddr(a netip.Addr) bool { return !o.all && !o.failedAddr[a]
 // kernel confirmed.
 func serverChanges(b *ipvs.Batch, o outcome) int {
 	n := 0
-	for i, op := range b.Ops() {
+	for i, op := range b.All() {
 		switch {
 		case !o.done(i):
 		case op.Kind == ipvs.OpAddService:

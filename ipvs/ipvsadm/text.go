@@ -120,7 +120,7 @@ func MarshalBatch(b *ipvs.Batch) ([]byte, error) {
 		return nil, err
 	}
 	var out []byte
-	for _, op := range b.Ops() {
+	for _, op := range b.All() {
 		l, err := opLine(op)
 		if err != nil {
 			return nil, err

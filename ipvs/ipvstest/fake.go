@@ -197,7 +197,7 @@ func (f *Fake) destOp(ctx context.Context, kind ipvs.OpKind, k ipvs.ServiceKey, 
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.apply(b.Ops()[0])
+	return f.apply(b.At(0))
 }
 
 // Destinations returns service k's destinations, newest first; none (and no

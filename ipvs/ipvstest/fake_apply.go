@@ -147,8 +147,7 @@ func (f *Fake) Apply(ctx context.Context, b *ipvs.Batch) error {
 	if err := b.Err(); err != nil {
 		return err
 	}
-	ops := b.Ops()
-	if len(ops) == 0 {
+	if b.Len() == 0 {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -157,9 +156,9 @@ func (f *Fake) Apply(ctx context.Context, b *ipvs.Batch) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	const perSend = 1024
-	be := &ipvs.BatchError{Total: len(ops)}
+	be := &ipvs.BatchError{Total: b.Len()}
 	stopAt := -1
-	for i, op := range ops {
+	for i, op := range b.All() {
 		if stopAt >= 0 && i >= stopAt {
 			be.Failed = append(be.Failed, ipvs.FailedOp{Index: i, Op: op,
 				Err: &ipvs.Error{Op: op.Kind.String(), Object: objectOf(op), Err: fmt.Errorf("batch request %d: %w", i, ipvs.ErrNotSent)}})

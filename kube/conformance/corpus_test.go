@@ -257,4 +257,13 @@ var corpus = []tcase{
 		sl := slice("s", "a", false, []sport{httpP}, two()...)
 		return []step{st(a.svc("s", http), sl), st(a.svc("s", http, affinity(60)), sl)}
 	}},
+	// An endpoint leaves a TCP Service before any traffic reached it
+	// (idleCases: not probed before step 1): kube-proxy deletes the idle
+	// destination in that sync, ipvskit keeps it at weight 0 until Drain
+	// (idleRemoved; docs/kube-proxy-differences.md).
+	{"update-idle-endpoint-removed", func(a alloc) []step {
+		s := a.svc("s", http)
+		return []step{st(s, slice("s", "a", false, []sport{httpP}, ready(1, ""), ready(2, ""))),
+			st(s, slice("s", "a", false, []sport{httpP}, ready(2, "")))}
+	}},
 }

@@ -16,6 +16,9 @@ type kernelState struct {
 	ipsets   []string // ipset save: create NAME TYPE family, add NAME ENTRY
 	iptables []string // iptables-save and ip6tables-save: table, chain, rule
 	rules    []string // the same, in the order the tools print them
+	// conns is each destination's active plus inactive connections
+	// (ipvsadm -Ln), by destKey's key.
+	conns map[string]int
 }
 
 // ruleOrder returns each chain's rules in order ("iptables nat -A CHAIN"
@@ -41,6 +44,7 @@ func readState(t *testing.T, r *rig) kernelState {
 	t.Helper()
 	var s kernelState
 	s.ipvs = sorted(lines(r.node.Exec(t, "ipvsadm", "-Sn")))
+	s.conns = connections(r.node.Exec(t, "ipvsadm", "-Ln"))
 	for _, l := range lines(r.node.Exec(t, "ip", "-o", "addr", "show", "dev", "kube-ipvs0")) {
 		if f := strings.Fields(l); len(f) > 3 && (f[2] == "inet" || f[2] == "inet6") && !strings.HasPrefix(f[3], "fe80:") {
 			s.vips = append(s.vips, f[3])
