@@ -24,7 +24,7 @@ func TestBatchCompactOps(t *testing.T) {
 	svc6 := Service{Family: IPv6, Protocol: UDP, Addr: k6.Addr, Port: 53, Scheduler: "sh"}
 	fwm := ServiceKey{Family: IPv4, FWMark: 7}
 	d4 := Destination{Addr: netip.MustParseAddr("10.0.0.1"), Port: 8080, Weight: 3, UpperThreshold: 9, LowerThreshold: 2}
-	d6 := Destination{Addr: netip.MustParseAddr("2001:db8::2"), Port: 53, Family: IPv6, Forward: Route, Weight: 1}
+	d6 := Destination{Addr: netip.MustParseAddr("2001:db8::2"), Port: 53, Family: IPv6, Forward: DirectRoute, Weight: 1}
 	tun := Destination{Addr: netip.MustParseAddr("2001:db8::3"), Forward: Tunnel, TunnelType: GUE, TunnelPort: 6080, TunnelFlags: TunnelCsum}
 	want := []Op{
 		{Kind: OpAddService, Service: full},
@@ -36,7 +36,7 @@ func TestBatchCompactOps(t *testing.T) {
 		{Kind: OpDeleteDestination, Service: bare, Destination: Destination{Addr: d4.Addr, Port: d4.Port}},
 		{Kind: OpAddService, Service: svc6},
 		{Kind: OpAddDestination, Service: keyService(k6), Destination: d6},
-		{Kind: OpAddDestination, Service: keyService(fwm), Destination: Destination{Addr: d4.Addr, Forward: Route}},
+		{Kind: OpAddDestination, Service: keyService(fwm), Destination: Destination{Addr: d4.Addr, Forward: DirectRoute}},
 		{Kind: OpAddDestination, Service: keyService(fwm), Destination: tun},
 		{Kind: OpDeleteService, Service: keyService(k6)},
 		{Kind: OpDeleteService, Service: bare},
@@ -51,7 +51,7 @@ func TestBatchCompactOps(t *testing.T) {
 	b.DeleteDestination(k, d4.Key())
 	b.AddService(svc6)
 	b.AddDestination(k6, d6)
-	b.AddDestination(fwm, Destination{Addr: d4.Addr, Forward: Route})
+	b.AddDestination(fwm, Destination{Addr: d4.Addr, Forward: DirectRoute})
 	b.AddDestination(fwm, tun)
 	b.DeleteService(k6)
 	b.DeleteService(k)
