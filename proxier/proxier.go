@@ -24,14 +24,14 @@ const DefaultLinkName = "ipvskit0"
 // applied and sends only the difference; a sync with no change sends nothing.
 // It is safe for concurrent use; syncs run one at a time.
 type Proxier struct {
-	cfg Config
-	clients
-	now func() time.Time // the clock; tests set it
+	cfg     Config
+	clients                  // the kernel clients, embedded: p.ipvs, p.link, ...
+	now     func() time.Time // the clock; tests set it
 
-	mu      sync.Mutex
-	kernel  knowledge // what the kernel is known to hold of the Proxier's
-	serving serving   // what the Proxier serves
-	pending pending   // drains and stale flows, left for later
+	mu      sync.Mutex // held by every call: one at a time changes what follows
+	kernel  knowledge  // what the kernel is known to hold of the Proxier's
+	serving serving    // what the Proxier serves
+	pending pending    // drains and stale flows, left for later
 }
 
 // clients are the kernel clients a Proxier works through (Deps), and the

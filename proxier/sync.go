@@ -6,10 +6,15 @@ import (
 	"time"
 )
 
-// Sync, Update and Plan run one pipeline: validate -> compute -> (make the
-// kernel known) -> plan -> apply -> record. They differ only in what they
-// compute (a step): the whole State, the changes to some services, or the
-// whole State without keeping it (the dry run).
+// Sync, Update and Plan run one pipeline (run): validate -> compute ->
+// make the kernel known -> plan -> apply -> record. They differ only in
+// what they compute (a step): the whole State, the changes to some
+// services, or the whole State without keeping it (the dry run). The
+// stages live in their own files: validate.go checks; served.go and
+// commit.go compute (the served State, whole or changed); knowledge.go is
+// what the Proxier knows of the kernel and its transitions, readback.go
+// starts and reads the kernel back; plan.go diffs; apply.go sends; drain.go
+// and conntrack.go keep what is left for later (pending).
 
 // Sync makes the kernel serve s. It validates all of s first and applies
 // nothing if anything is invalid (the error is a *ValidationError). Then it
