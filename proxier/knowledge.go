@@ -13,12 +13,15 @@ import (
 //	unknown  --started-->   readBack   (the link and sysctls ensured, the ledger read)
 //	readBack --readDone-->  known      (what it owns read back)
 //	known    --succeeded--> known      (a plan applied)
-//	known    --failedApply, lose--> failed (a failure, a conflict, a Drain or Reconcile that failed)
+//	known    --failedApply, failedRepair, lose--> failed (a sync, Reconcile or Drain that failed; a conflict)
 //	failed   --started-->   readBack   (every failure starts again: the link may be gone too)
 //	any      --forget-->    unknown    (Cleanup)
 //
 // A failed start leaves the state as it was; so does a failed read back,
-// which the next sync starts again.
+// which the next sync starts again. Adopting (Config.AdoptKubeProxy) lies
+// across them: from New until the first succeeded, whatever the failures
+// between, the start adopts kube-proxy's link and the read back takes its
+// virtual servers as the Proxier's. At rest, known implies not adopting.
 type kernelState uint8
 
 const (
@@ -119,6 +122,14 @@ func (k *knowledge) lose() {
 	if k.state != unknown {
 		k.state = failed
 	}
+}
+
+// failedRepair records a Reconcile whose repair failed: as after a failed
+// sync, the next one reads back what the Proxier owns and applies every
+// family's rules (unknown now).
+func (k *knowledge) failedRepair() {
+	k.lose()
+	k.applied = union(k.applied, nil)
 }
 
 // forget records a Cleanup: nothing of the Proxier's is left, and the next

@@ -119,8 +119,7 @@ func (p *Proxier) Reconcile(ctx context.Context) (rep *ReconcileReport, err erro
 	if err := p.repair(ctx, rep, ruleDrift, linkGone); err != nil {
 		// As after a failed Sync: read back what it owns, apply every
 		// family's rules, on the next Sync.
-		p.kernel.lose()
-		p.kernel.applied = union(p.kernel.applied, nil)
+		p.kernel.failedRepair()
 		return rep, err
 	}
 	res := &Result{}
