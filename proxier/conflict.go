@@ -43,7 +43,8 @@ func (e *ConflictError) Error() string {
 func (e *ConflictError) Unwrap() error { return fs.ErrExist }
 
 // conflicts returns a *ConflictError for every virtual server of want that
-// p.foreign holds, in a stable order, or nil.
+// foreign holds (the knowledge's, from the last read back), in a stable
+// order, or nil.
 func conflicts(want *desired, foreign map[ipvs.ServiceKey]ipvs.Service) error {
 	if len(foreign) == 0 {
 		return nil

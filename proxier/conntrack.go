@@ -83,16 +83,16 @@ func flowFilters(pending map[ipvs.ServiceKey]bool, cur *desired) []conntrack.Fil
 // any and the Proxier has a Conntrack. They stay pending if that fails, and
 // the next Sync tries again.
 func (p *Proxier) cleanFlows(ctx context.Context, res *Result) error {
-	if p.ct == nil || len(p.ctPending) == 0 {
+	if p.ct == nil || len(p.pending.flows) == 0 {
 		return nil
 	}
 	t := time.Now()
-	n, err := p.ct.Delete(ctx, flowFilters(p.ctPending, p.applied)...)
+	n, err := p.ct.Delete(ctx, flowFilters(p.pending.flows, p.kernel.applied)...)
 	res.ConntrackDeleted += n
 	res.Phases.Conntrack += time.Since(t)
 	if err != nil {
-		return opErr(SubsystemConntrack, fmt.Errorf("deleting stale flows of %d frontends (kept for the next sync): %w", len(p.ctPending), err))
+		return opErr(SubsystemConntrack, fmt.Errorf("deleting stale flows of %d frontends (kept for the next sync): %w", len(p.pending.flows), err))
 	}
-	clear(p.ctPending)
+	clear(p.pending.flows)
 	return nil
 }

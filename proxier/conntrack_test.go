@@ -286,8 +286,8 @@ func TestARetriedFlowDeleteKeepsDestinationsBackSince(t *testing.T) {
 func TestNoConntrackNoCleanup(t *testing.T) {
 	r := newRig(t, nil)
 	r.sync(t, udpState("198.18.1.1", "198.18.1.2"))
-	if res := r.sync(t, udpState("198.18.1.2")); res.ConntrackDeleted != 0 || len(r.p.ctPending) != 0 {
-		t.Errorf("deleted %d, pending %v", res.ConntrackDeleted, r.p.ctPending)
+	if res := r.sync(t, udpState("198.18.1.2")); res.ConntrackDeleted != 0 || len(r.p.pending.flows) != 0 {
+		t.Errorf("deleted %d, pending %v", res.ConntrackDeleted, r.p.pending.flows)
 	}
 }
 

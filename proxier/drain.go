@@ -145,7 +145,7 @@ func overlayDrains(have, want *desired, was drainList, now time.Time) drainList 
 func (p *Proxier) Drain(ctx context.Context) (res *DrainResult, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	res = &DrainResult{Draining: p.draining.len()}
+	res = &DrainResult{Draining: p.pending.drains.len()}
 	defer p.observeDrain(time.Now(), res, &err)
 	if res.Draining == 0 {
 		return res, nil
@@ -162,7 +162,7 @@ func (p *Proxier) Drain(ctx context.Context) (res *DrainResult, err error) {
 		deletes []DrainEnd
 		gone    []DrainEnd
 	)
-	for _, k := range slices.SortedFunc(maps.Keys(p.draining), compareServiceKeys) {
+	for _, k := range slices.SortedFunc(maps.Keys(p.pending.drains), compareServiceKeys) {
 		dis, err := p.ipvs.Destinations(ctx, k)
 		if err != nil {
 			return res, opErr(SubsystemIPVS, fmt.Errorf("drain: reading %v: %w", k, err))
@@ -171,8 +171,8 @@ func (p *Proxier) Drain(ctx context.Context) (res *DrainResult, err error) {
 		for _, di := range dis {
 			byKey[di.Key()] = di
 		}
-		for _, dk := range slices.SortedFunc(maps.Keys(p.draining[k]), compareDestKeys) {
-			e := DrainEnd{Service: k, Destination: dk, Since: p.draining[k][dk]}
+		for _, dk := range slices.SortedFunc(maps.Keys(p.pending.drains[k]), compareDestKeys) {
+			e := DrainEnd{Service: k, Destination: dk, Since: p.pending.drains[k][dk]}
 			di, ok := byKey[dk]
 			switch {
 			case !ok:
@@ -194,8 +194,8 @@ func (p *Proxier) Drain(ctx context.Context) (res *DrainResult, err error) {
 	res.Ended = gone
 	if b.Len() > 0 {
 		if err := p.ipvs.Apply(ctx, &b); err != nil {
-			p.readBack = true // which deletes went through is not known
-			res.Draining = p.draining.len()
+			p.kernel.lose() // which deletes went through is not known
+			res.Draining = p.pending.drains.len()
 			return res, opErr(SubsystemIPVS, fmt.Errorf("drain: %w", err))
 		}
 	}
@@ -207,7 +207,7 @@ func (p *Proxier) Drain(ctx context.Context) (res *DrainResult, err error) {
 		}
 		return compareDestKeys(x.Destination, y.Destination)
 	})
-	res.Draining = p.draining.len()
+	res.Draining = p.pending.drains.len()
 	return res, nil
 }
 
@@ -217,14 +217,14 @@ func (p *Proxier) Drain(ctx context.Context) (res *DrainResult, err error) {
 func (p *Proxier) endDrains(ends []DrainEnd) {
 	copied := map[ipvs.ServiceKey]bool{}
 	for _, e := range ends {
-		delete(p.draining[e.Service], e.Destination)
-		if len(p.draining[e.Service]) == 0 {
-			delete(p.draining, e.Service)
+		delete(p.pending.drains[e.Service], e.Destination)
+		if len(p.pending.drains[e.Service]) == 0 {
+			delete(p.pending.drains, e.Service)
 		}
-		if p.applied == nil {
+		if p.kernel.applied == nil {
 			continue
 		}
-		vs := p.applied.servers[e.Service]
+		vs := p.kernel.applied.servers[e.Service]
 		if vs == nil {
 			continue
 		}
@@ -232,7 +232,7 @@ func (p *Proxier) endDrains(ends []DrainEnd) {
 			c := *vs
 			c.dests = maps.Clone(vs.dests)
 			vs, copied[e.Service] = &c, true
-			p.applied.servers[e.Service] = vs
+			p.kernel.applied.servers[e.Service] = vs
 		}
 		delete(vs.dests, e.Destination)
 	}
@@ -273,4 +273,31 @@ func compareDestKeys(x, y ipvs.DestinationKey) int {
 		return c
 	}
 	return int(x.Port) - int(y.Port)
+}
+
+// pending is the work syncs leave for later calls: the destinations
+// draining, which Drain deletes, and the datagram frontends whose stale
+// flows are still to be deleted (see conntrack.go).
+type pending struct {
+	drains drainList
+	flows  map[ipvs.ServiceKey]bool
+}
+
+// setDrains records the drains a plan found: all of them for a plan of
+// everything the kernel holds (touched nil); for a partial one, those of
+// the virtual servers it touched, the others' staying as they were.
+func (pd *pending) setDrains(next drainList, touched *desired) {
+	if touched == nil {
+		pd.drains = next
+		return
+	}
+	if pd.drains == nil {
+		pd.drains = drainList{}
+	}
+	for k := range touched.servers {
+		delete(pd.drains, k)
+	}
+	for k, ds := range next {
+		pd.drains[k] = ds
+	}
 }

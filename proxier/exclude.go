@@ -83,7 +83,7 @@ func (p *Proxier) excludedOnLink(ctx context.Context) (bool, error) {
 // Cleanup does in place of deleting a link it must keep.
 func (p *Proxier) unbindOwned(ctx context.Context, l *ledger) error {
 	owned := func(a netip.Addr) bool {
-		return !p.excluded(a) && (l.vips[a] || (p.applied != nil && p.applied.vips[a]))
+		return !p.excluded(a) && (l.vips[a] || (p.kernel.applied != nil && p.kernel.applied.vips[a]))
 	}
 	cur, err := p.vips.bound(ctx, p.cfg.LinkName)
 	if err != nil {

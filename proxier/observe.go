@@ -163,7 +163,7 @@ func (p *Proxier) observeSync(start time.Time, res *Result, errp *error) {
 	ev.Ops[SubsystemSysctl] = len(res.SysctlChanges)
 	ev.Draining, ev.Warnings = res.Draining, res.Warnings
 	ev.Ops[SubsystemConntrack] = res.ConntrackDeleted
-	ev.VirtualServers, ev.VIPs, ev.Unsure = p.held.servers, p.held.vips, !p.held.known
+	ev.VirtualServers, ev.VIPs, ev.Unsure = p.kernel.held.servers, p.kernel.held.vips, !p.kernel.held.known
 	if p.cfg.Observer != nil {
 		p.cfg.Observer.Observe(ev)
 	}

@@ -106,10 +106,10 @@ func (p *Proxier) Reconcile(ctx context.Context) (rep *ReconcileReport, err erro
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
-	if !p.started || p.applied == nil {
-		return rep, nil
-	}
-	if p.readBack {
+	switch p.kernel.state {
+	case unknown:
+		return rep, nil // nothing applied to compare with
+	case readBack, failed:
 		return rep, ErrSyncNeeded
 	}
 	ruleDrift, linkGone, err := p.checkOthers(ctx, rep)
@@ -119,8 +119,7 @@ func (p *Proxier) Reconcile(ctx context.Context) (rep *ReconcileReport, err erro
 	if err := p.repair(ctx, rep, ruleDrift, linkGone); err != nil {
 		// As after a failed Sync: read back what it owns, apply every
 		// family's rules, on the next Sync.
-		p.readBack = true
-		p.applied = union(p.applied, nil)
+		p.kernel.failedRepair()
 		return rep, err
 	}
 	res := &Result{}
@@ -133,8 +132,8 @@ func (p *Proxier) Reconcile(ctx context.Context) (rep *ReconcileReport, err erro
 // drift to rep, and says which families' rules drifted and whether the
 // link is gone. It changes nothing.
 func (p *Proxier) checkOthers(ctx context.Context, rep *ReconcileReport) (rules map[Family]bool, linkGone bool, err error) {
-	if p.profile != nil {
-		changes, err := p.sys.Check(ctx, p.profile)
+	if p.kernel.profile != nil {
+		changes, err := p.sys.Check(ctx, p.kernel.profile)
 		if err != nil {
 			return nil, false, opErr(SubsystemSysctl, fmt.Errorf("reconcile: checking: %w", err))
 		}
@@ -145,7 +144,7 @@ func (p *Proxier) checkOthers(ctx context.Context, rep *ReconcileReport) (rules 
 	rules = map[Family]bool{}
 	for _, f := range []Family{IPv4, IPv6} {
 		be := p.rules[f]
-		if be == nil || p.applied.rules[f] == nil {
+		if be == nil || p.kernel.applied.rules[f] == nil {
 			continue
 		}
 		ds, err := be.Check(ctx)
@@ -175,7 +174,7 @@ func (p *Proxier) checkOthers(ctx context.Context, rep *ReconcileReport) (rules 
 // the difference, as Sync's plan would.
 func (p *Proxier) repair(ctx context.Context, rep *ReconcileReport, rules map[Family]bool, linkGone bool) error {
 	if slices.ContainsFunc(rep.Drift, func(d Drift) bool { return d.Subsystem == SubsystemSysctl }) {
-		if _, err := p.sys.Apply(ctx, p.profile); err != nil {
+		if _, err := p.sys.Apply(ctx, p.kernel.profile); err != nil {
 			return opErr(SubsystemSysctl, fmt.Errorf("reconcile: %w", err))
 		}
 	}
@@ -191,29 +190,29 @@ func (p *Proxier) repair(ctx context.Context, rep *ReconcileReport, rules map[Fa
 			return opErr(SubsystemAddresses, fmt.Errorf("reconcile: re-creating VIP link %s: %w", p.cfg.LinkName, err))
 		}
 	}
-	have, err := p.read(ctx, p.applied)
+	have, err := p.read(ctx, p.kernel.applied, nil)
 	if err != nil {
 		return err
 	}
-	p.held = heldOf(have)
+	p.kernel.held = heldOf(have)
 	p.endVanishedDrains(have)
-	rep.Drift = append(rep.Drift, serverDrift(have, p.applied)...)
-	rep.Drift = append(rep.Drift, vipDrift(have, p.applied, p.cfg.LinkName, p.cfg.VIPMode)...)
-	plan := makePlan(have, p.applied)
+	rep.Drift = append(rep.Drift, serverDrift(have, p.kernel.applied)...)
+	rep.Drift = append(rep.Drift, vipDrift(have, p.kernel.applied, p.cfg.LinkName, p.cfg.VIPMode)...)
+	plan := makePlan(have, p.kernel.applied)
 	if plan.Empty() {
 		return nil
 	}
 	if p.ct != nil {
 		// A datagram frontend re-created or given its destinations back
 		// may hold flows made while it was gone (see conntrack.go).
-		staleFrontends(have, plan, p.ctPending)
+		staleFrontends(have, plan, p.pending.flows)
 	}
 	res := &Result{}
 	if err := p.apply(ctx, plan, res); err != nil {
-		p.held = p.held.plus(res.sent)
+		p.kernel.held = p.kernel.held.plus(res.sent)
 		return err
 	}
-	p.held = heldOf(p.applied)
+	p.kernel.held = heldOf(p.kernel.applied)
 	return nil
 }
 
@@ -222,7 +221,7 @@ func (p *Proxier) repair(ctx context.Context, rep *ReconcileReport, rules map[Fa
 // repair does not put it back.
 func (p *Proxier) endVanishedDrains(have *desired) {
 	var gone []DrainEnd
-	for k, ds := range p.draining {
+	for k, ds := range p.pending.drains {
 		for dk, since := range ds {
 			if _, ok := lookupDest(have.servers[k], dk); !ok {
 				gone = append(gone, DrainEnd{Service: k, Destination: dk, Since: since, Reason: DrainVanished})

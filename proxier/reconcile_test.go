@@ -168,7 +168,7 @@ func TestReconcileRepairsEachDrift(t *testing.T) {
 			}
 			ipvsCalls, linkCalls, writes := r.ipvs.calls, r.link.calls, r.sys.Writes()
 			wantReport(t, r.reconcile(t))
-			if n := r.ipvs.calls - ipvsCalls; n != 1+len(r.p.applied.servers) {
+			if n := r.ipvs.calls - ipvsCalls; n != 1+len(r.p.kernel.applied.servers) {
 				t.Errorf("a Reconcile without drift made %d IPVS calls, want one read per owned virtual server and one list", n)
 			}
 			if r.link.calls-linkCalls > 2 || r.sys.Writes() != writes || r.rules.repairs > 1 {
@@ -341,23 +341,23 @@ func TestReconcileAndDrainingDestinations(t *testing.T) {
 	r, _ := drainRig(t, nil)
 	r.sync(t, oneService())
 	r.sync(t, without(oneService(), "web", a("198.18.1.1")))
-	if r.p.draining.len() != 1 {
-		t.Fatalf("draining %d, want 1", r.p.draining.len())
+	if r.p.pending.drains.len() != 1 {
+		t.Fatalf("draining %d, want 1", r.p.pending.drains.len())
 	}
 	ctx := context.Background()
 	d := webDest("198.18.1.1")
 	d.Weight = 1
 	must(t, r.ipvs.Fake.UpdateDestination(ctx, webKey(), d))
 	wantReport(t, r.reconcile(t), "ipvs: destination tcp 198.18.100.1:80 -> 198.18.1.1:8080: weight 1, want 0")
-	if !strings.Contains(r.ipvs.Dump(), "-r 198.18.1.1:8080 -m -w 0") || r.p.draining.len() != 1 {
-		t.Fatalf("the draining destination is not back at weight 0 (draining %d):\n%s", r.p.draining.len(), r.ipvs.Dump())
+	if !strings.Contains(r.ipvs.Dump(), "-r 198.18.1.1:8080 -m -w 0") || r.p.pending.drains.len() != 1 {
+		t.Fatalf("the draining destination is not back at weight 0 (draining %d):\n%s", r.p.pending.drains.len(), r.ipvs.Dump())
 	}
 
 	must(t, r.ipvs.Fake.DeleteDestination(ctx, webKey(), ep1Key))
 	before := r.ipvs.Dump()
 	wantReport(t, r.reconcile(t))
-	if got := r.ipvs.Dump(); got != before || r.p.draining.len() != 0 {
-		t.Fatalf("a deleted draining destination: draining %d, ipvs\n%s", r.p.draining.len(), got)
+	if got := r.ipvs.Dump(); got != before || r.p.pending.drains.len() != 0 {
+		t.Fatalf("a deleted draining destination: draining %d, ipvs\n%s", r.p.pending.drains.len(), got)
 	}
 	if res := r.drain(t); len(res.Ended) != 0 || res.Draining != 0 {
 		t.Fatalf("Drain after Reconcile ended %v", ends(res))

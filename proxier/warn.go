@@ -115,12 +115,12 @@ func (ws warnings) of(ids map[string]*Service) []Warning {
 // warnAll replaces the warnings with those of s (valid), logging the new
 // ones.
 func (p *Proxier) warnAll(s *State) {
-	old, fams := p.warns, enabledFamilies(&p.cfg)
-	p.warns = warnings{}
+	old, fams := p.serving.warns, enabledFamilies(&p.cfg)
+	p.serving.warns = warnings{}
 	for _, id := range slices.Sorted(maps.Keys(s.Services)) {
 		svc := s.Services[id]
-		p.warns[id] = old[id]
-		p.warns.set(id, serviceWarnings(id, &svc, p.sv.nodeIPs, fams), p.cfg.Logger)
+		p.serving.warns[id] = old[id]
+		p.serving.warns.set(id, serviceWarnings(id, &svc, p.serving.sv.nodeIPs, fams), p.cfg.Logger)
 	}
 }
 
@@ -128,14 +128,14 @@ func (p *Proxier) warnAll(s *State) {
 // logging the new ones.
 func (p *Proxier) warnChanged(changes map[string]*Service) {
 	fams := enabledFamilies(&p.cfg)
-	if p.warns == nil {
-		p.warns = warnings{}
+	if p.serving.warns == nil {
+		p.serving.warns = warnings{}
 	}
 	for _, id := range slices.Sorted(maps.Keys(changes)) {
 		if svc := changes[id]; svc != nil {
-			p.warns.set(id, serviceWarnings(id, svc, p.sv.nodeIPs, fams), p.cfg.Logger)
+			p.serving.warns.set(id, serviceWarnings(id, svc, p.serving.sv.nodeIPs, fams), p.cfg.Logger)
 		} else {
-			delete(p.warns, id)
+			delete(p.serving.warns, id)
 		}
 	}
 }
