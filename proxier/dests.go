@@ -11,8 +11,37 @@ import (
 // destinations, and at 10,000s of virtual servers a map each (about 1.4 KB
 // for 10) was most of what a first sync's plan allocated and kept live.
 // Sorted, it ranges in the order a plan sends requests in, with no sort, and
-// two sets are equal when their slices are.
+// two sets are equal when their slices are. Virtual servers may share one
+// (see destChoices): nothing changes a set in place but a clone of it.
 type destSet []ipvs.Destination
+
+// destChoices are the destinations chosen for one port of a service, per
+// traffic policy and family, so that its virtual servers (a VIP each, a node
+// port per node address) that would choose the same share one destSet.
+type destChoices struct {
+	n  int
+	of [4]struct { // Cluster and Local, IPv4 and IPv6
+		policy TrafficPolicy
+		fam    Family
+		ds     destSet
+	}
+}
+
+// get returns the destinations chooseEndpoints picks for svc's port pt under
+// policy in family fam, choosing them once.
+func (c *destChoices) get(svc *Service, pt Port, policy TrafficPolicy, fam Family) destSet {
+	for _, x := range c.of[:c.n] {
+		if x.policy == policy && x.fam == fam {
+			return x.ds
+		}
+	}
+	ds := chooseEndpoints(svc, pt, policy, fam)
+	if c.n < len(c.of) {
+		c.of[c.n].policy, c.of[c.n].fam, c.of[c.n].ds = policy, fam, ds
+		c.n++
+	}
+	return ds
+}
 
 // newDestSet sorts ds by key, in place, and keeps the last of each key (as
 // assigning them in turn to a map would).
