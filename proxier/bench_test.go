@@ -106,21 +106,41 @@ func BenchmarkSyncInitial(b *testing.B) {
 // services x 10 endpoints (issue 28's bar: at most 10% of the initial sync).
 func BenchmarkInitialUserSpace(b *testing.B) {
 	for _, n := range []int{10000, 50000} {
-		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
-			s := bigState(n)
-			c := &Config{}
-			ledger := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{},
-				rules: map[Family]*iptables.Ruleset{IPv4: iptables.NewRuleset(IPv4, c.options(IPv4))}}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if err := s.Validate(c); err != nil {
-					b.Fatal(err)
-				}
-				if pl := makePlan(ledger, compute(s, c)); pl.IPVSAdd.Len() != 11*n || len(pl.Rules) != 1 || len(pl.RulesAfter) != 0 {
-					b.Fatalf("%d requests", pl.IPVSAdd.Len())
-				}
-			}
-		})
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) { benchInitialUserSpace(b, bigState(n), 11*n) })
+	}
+}
+
+// BenchmarkInitialUserSpaceNodePorts is BenchmarkInitialUserSpace at
+// 10,000 services whose port has a node port too, on a node with two
+// addresses: three virtual servers a port, which choose the same
+// destinations.
+func BenchmarkInitialUserSpaceNodePorts(b *testing.B) {
+	const n = 10000
+	s := bigState(n)
+	s.Node.Addresses = []netip.Addr{netip.MustParseAddr("198.20.0.1"), netip.MustParseAddr("198.20.0.2")}
+	for i := range n {
+		id := fmt.Sprintf("svc-%d", i)
+		svc := s.Services[id]
+		svc.Ports = []Port{{Name: "http", Protocol: TCP, Port: 80, TargetPort: 8080, NodePort: 30000 + i}}
+		s.Services[id] = svc
+	}
+	benchInitialUserSpace(b, s, 3*11*n)
+}
+
+// benchInitialUserSpace validates s, computes it and plans it against the
+// ledger of a fresh node, b.N times: a plan of requests IPVS requests.
+func benchInitialUserSpace(b *testing.B, s *State, requests int) {
+	c := &Config{}
+	ledger := &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{},
+		rules: map[Family]*iptables.Ruleset{IPv4: iptables.NewRuleset(IPv4, c.options(IPv4))}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := s.Validate(c); err != nil {
+			b.Fatal(err)
+		}
+		if pl := makePlan(ledger, compute(s, c)); pl.IPVSAdd.Len() != requests || len(pl.Rules) != 1 || len(pl.RulesAfter) != 0 {
+			b.Fatalf("%d requests", pl.IPVSAdd.Len())
+		}
 	}
 }

@@ -70,7 +70,8 @@ func flowFilters(pending map[ipvs.ServiceKey]bool, cur *desired) []conntrack.Fil
 	for _, k := range keys {
 		f := conntrack.Filter{Protocol: k.Protocol, Addr: k.Addr.Unmap(), Port: k.Port}
 		if vs := cur.servers[k]; vs != nil {
-			for _, dk := range sortedDestKeys(vs.dests) {
+			for _, d := range vs.dests {
+				dk := d.Key()
 				f.Keep = append(f.Keep, netip.AddrPortFrom(dk.Addr.Unmap(), dk.Port))
 			}
 		}

@@ -13,7 +13,7 @@ import (
 // destinations and the frontend it serves (for plans and errors).
 type virtualServer struct {
 	svc   ipvs.Service
-	dests map[ipvs.DestinationKey]ipvs.Destination
+	dests destSet
 	owner frontend
 }
 
@@ -86,7 +86,7 @@ func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipv
 // policy keeps only this node's endpoints, chosen the same way among them;
 // when there are none the VIP has no destinations (traffic to it is not sent
 // elsewhere, which would lose the client's address that Local promises).
-func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) map[ipvs.DestinationKey]ipvs.Destination {
+func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) destSet {
 	n, fallback := 0, 0 // the Ready ones; the Serving and Terminating ones
 	for i := range svc.Endpoints {
 		e := &svc.Endpoints[i]
@@ -103,7 +103,7 @@ func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) ma
 	if !ready {
 		n = fallback
 	}
-	out := make(map[ipvs.DestinationKey]ipvs.Destination, n)
+	out := make([]ipvs.Destination, 0, n)
 	for i := range svc.Endpoints {
 		e := &svc.Endpoints[i]
 		if inet.FamilyOf(e.Addr) != fam || (policy == Local && !e.Local) {
@@ -119,9 +119,9 @@ func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) ma
 			Forward: ipvs.Masq,
 			Weight:  1,
 		}
-		out[d.Key()] = d
+		out = append(out, d)
 	}
-	return out
+	return newDestSet(out)
 }
 
 func endpointPort(e *Endpoint, pt Port) int {

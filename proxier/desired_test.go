@@ -21,7 +21,8 @@ func key(proto ipvs.Protocol, addr string, port uint16) ipvs.ServiceKey {
 
 func dests(vs *virtualServer) []string {
 	var out []string
-	for k, d := range vs.dests {
+	for _, d := range vs.dests {
+		k := d.Key()
 		if d.Weight != 1 || d.Forward != ipvs.Masq {
 			out = append(out, "bad:"+k.String())
 			continue
@@ -100,10 +101,10 @@ func TestChooseEndpointsFallsBackToServingTerminating(t *testing.T) {
 		{Addr: a("198.18.1.4"), Serving: true},                              // serving, not terminating, not ready: never used
 		{Addr: a("198.18.1.5"), Ready: true, Ports: map[string]int{"q": 9}}, // ready
 	}}
-	names := func(ds map[ipvs.DestinationKey]ipvs.Destination) []string {
+	names := func(ds destSet) []string {
 		var out []string
-		for _, k := range sortedDestKeys(ds) {
-			out = append(out, k.String())
+		for _, d := range ds { // sorted by key
+			out = append(out, d.Key().String())
 		}
 		return out
 	}

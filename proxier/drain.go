@@ -107,15 +107,16 @@ func overlayDrains(have, want *desired, was drainList, now time.Time) drainList 
 			continue
 		}
 		cloned := false
-		for dk, d := range h.dests {
-			if _, ok := w.dests[dk]; ok {
+		for _, d := range h.dests {
+			dk := d.Key()
+			if w.dests.has(dk) {
 				continue
 			}
-			if !cloned { // compute's map is not ours to change
-				w.dests, cloned = maps.Clone(w.dests), true
+			if !cloned { // compute's set is not ours to change
+				w.dests, cloned = w.dests.clone(), true
 			}
 			d.Weight = 0
-			w.dests[dk] = d
+			w.dests.set(d)
 			since, ok := was[k][dk]
 			if !ok {
 				since = now
@@ -230,11 +231,11 @@ func (p *Proxier) endDrains(ends []DrainEnd) {
 		}
 		if !copied[e.Service] {
 			c := *vs
-			c.dests = maps.Clone(vs.dests)
+			c.dests = vs.dests.clone()
 			vs, copied[e.Service] = &c, true
 			p.kernel.applied.servers[e.Service] = vs
 		}
-		delete(vs.dests, e.Destination)
+		vs.dests.remove(e.Destination)
 	}
 }
 

@@ -2,7 +2,6 @@ package proxier
 
 import (
 	"fmt"
-	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -238,7 +237,7 @@ func planServers(p *Plan, have, want *desired) {
 	var changed []serverChange
 	n := 0 // requests at most: room for a first sync's every request
 	for k, w := range want.servers {
-		if h := have.servers[k]; h == nil || h.svc != w.svc || !maps.Equal(h.dests, w.dests) {
+		if h := have.servers[k]; h == nil || h.svc != w.svc || !h.dests.equal(w.dests) {
 			if changed == nil {
 				changed = make([]serverChange, 0, len(want.servers)-min(len(have.servers), len(want.servers))+1)
 			}
@@ -248,15 +247,13 @@ func planServers(p *Plan, have, want *desired) {
 	}
 	slices.SortFunc(changed, func(x, y serverChange) int { return compareServiceKeys(x.k, y.k) })
 	p.IPVSAdd.Grow(n)
-	var buf []ipvs.Destination // reused: each server's destinations, sorted
 	for _, c := range changed {
 		if c.h == nil {
 			p.IPVSAdd.AddService(c.w.svc)
 		} else if c.h.svc != c.w.svc {
 			p.IPVSAdd.UpdateService(c.w.svc)
 		}
-		buf = sortedDests(buf, c.w.dests)
-		for _, wd := range buf {
+		for _, wd := range c.w.dests {
 			switch hd, ok := lookupDest(c.h, wd.Key()); {
 			case !ok:
 				p.IPVSAdd.AddDestination(c.k, wd)
@@ -265,8 +262,8 @@ func planServers(p *Plan, have, want *desired) {
 			}
 		}
 		if c.h != nil {
-			for _, dk := range sortedDestKeys(c.h.dests) {
-				if _, ok := c.w.dests[dk]; !ok {
+			for _, hd := range c.h.dests {
+				if dk := hd.Key(); !c.w.dests.has(dk) {
 					p.IPVSDelete.DeleteDestination(c.k, dk)
 				}
 			}
@@ -332,8 +329,7 @@ func lookupDest(vs *virtualServer, k ipvs.DestinationKey) (ipvs.Destination, boo
 	if vs == nil {
 		return ipvs.Destination{}, false
 	}
-	d, ok := vs.dests[k]
-	return d, ok
+	return vs.dests.get(k)
 }
 
 func sortedKeys(m map[ipvs.ServiceKey]*virtualServer) []ipvs.ServiceKey {
@@ -353,23 +349,4 @@ func compareServiceKeys(x, y ipvs.ServiceKey) int {
 		return int(x.Port) - int(y.Port)
 	}
 	return int(x.Protocol) - int(y.Protocol)
-}
-
-// sortedDests returns the destinations of m sorted by key, in buf's storage.
-func sortedDests(buf []ipvs.Destination, m map[ipvs.DestinationKey]ipvs.Destination) []ipvs.Destination {
-	buf = buf[:0]
-	for _, d := range m {
-		buf = append(buf, d)
-	}
-	slices.SortFunc(buf, func(x, y ipvs.Destination) int { return compareDestKeys(x.Key(), y.Key()) })
-	return buf
-}
-
-func sortedDestKeys(m map[ipvs.DestinationKey]ipvs.Destination) []ipvs.DestinationKey {
-	keys := make([]ipvs.DestinationKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, compareDestKeys)
-	return keys
 }

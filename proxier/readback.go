@@ -125,10 +125,11 @@ func (p *Proxier) readServer(ctx context.Context, svc ipvs.Service, want *desire
 	if w := want.servers[k]; w != nil {
 		owner = w.owner
 	}
-	vs := &virtualServer{svc: svc, dests: map[ipvs.DestinationKey]ipvs.Destination{}, owner: owner}
+	ds := make([]ipvs.Destination, 0, len(dis))
 	for _, di := range dis {
-		vs.dests[di.Key()] = di.Destination
+		ds = append(ds, di.Destination)
 	}
+	vs := &virtualServer{svc: svc, dests: newDestSet(ds), owner: owner}
 	have.servers[k] = vs
 	return nil
 }

@@ -284,16 +284,10 @@ func serverDrift(have, want *desired) []Drift {
 		case h.svc != w.svc:
 			add(obj, serviceDiff(h.svc, w.svc))
 		}
-		all := map[ipvs.DestinationKey]ipvs.Destination{}
-		for dk, d := range h.dests {
-			all[dk] = d
-		}
-		for dk, d := range w.dests {
-			all[dk] = d
-		}
-		for _, dk := range sortedDestKeys(all) {
-			hd, inHave := h.dests[dk]
-			wd, inWant := w.dests[dk]
+		for _, d := range newDestSet(slices.Concat(h.dests, w.dests)) {
+			dk := d.Key()
+			hd, inHave := h.dests.get(dk)
+			wd, inWant := w.dests.get(dk)
 			obj := "destination " + k.String() + " -> " + dk.String()
 			switch {
 			case !inHave:

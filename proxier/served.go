@@ -199,10 +199,11 @@ func (sv *served) contribute(id string, svc *Service, fams map[Family]bool, out 
 		}
 	}
 	for i, pt := range svc.Ports {
+		var chosen destChoices // the port's virtual servers share them
 		add := func(addr netip.Addr, port int, kind FrontendKind, policy TrafficPolicy, bind bool) {
 			vs := &virtualServer{
 				svc:   virtualService(svc, pt.Protocol, addr, port),
-				dests: chooseEndpoints(svc, pt, policy, inet.FamilyOf(addr)),
+				dests: chosen.get(svc, pt, policy, inet.FamilyOf(addr)),
 				owner: frontend{ServiceID: id, PortName: pt.Name, Kind: kind},
 			}
 			out.server(vs)
