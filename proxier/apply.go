@@ -101,10 +101,6 @@ func (p *Proxier) updateVIPs(ctx context.Context, add, remove []netip.Addr, res 
 	return err
 }
 
-// statsReporter is a netfilter back end that says what its last Apply sent:
-// both of package iptables do.
-type statsReporter interface{ LastStats() iptables.ApplyStats }
-
 // applyRules applies each family's ruleset in m. What the back ends report
 // of their work goes into res: set elements and rule writes, and the time
 // spent on sets, which moves from the Rules phase to the Sets phase.
@@ -115,15 +111,11 @@ func (p *Proxier) applyRules(ctx context.Context, m map[Family]*iptables.Ruleset
 			continue
 		}
 		err := p.rules[f].Apply(ctx, r)
-		if sr, ok := p.rules[f].(statsReporter); ok {
-			st := sr.LastStats()
-			res.SetElements += st.ElementsAdded + st.ElementsDeleted
-			res.RuleWrites += st.RuleWrites
-			res.Phases.Sets += st.SetsTime
-			res.Phases.Rules -= st.SetsTime
-		} else {
-			res.RuleWrites++ // all we know: one Apply
-		}
+		st := p.rules[f].LastStats()
+		res.SetElements += st.ElementsAdded + st.ElementsDeleted
+		res.RuleWrites += st.RuleWrites
+		res.Phases.Sets += st.SetsTime
+		res.Phases.Rules -= st.SetsTime
 		if err != nil {
 			return opErr(SubsystemRules, fmt.Errorf("%v: %w", f, err))
 		}

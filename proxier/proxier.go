@@ -132,9 +132,8 @@ type Result struct {
 	// set members added or deleted, and rule writes (iptables-restore runs
 	// or nftables chain and rule messages), as each back end's LastStats
 	// reports its Apply calls, a failed one included (what it sent before
-	// it failed; see iptables.ApplyStats). A back end that does not report
-	// them counts one write per Apply call made, a failed one included.
-	// After a failure, the applies the sync never reached count nothing.
+	// it failed; see iptables.ApplyStats). After a failure, the applies
+	// the sync never reached count nothing.
 	SetElements, RuleWrites int
 	// ConntrackDeleted is how many stale UDP and SCTP flows the sync
 	// deleted (see Deps.Conntrack), as the client reports, also when it

@@ -43,7 +43,7 @@ func testUpdate(t *testing.T, tp *topology, be Backend) {
 			t.Fatalf("%s: %v", what, err)
 		}
 		k.checkForeignServer(t)
-		if st := k.rules[IPv4].(statsReporter).LastStats(); st.Full {
+		if st := k.rules[IPv4].LastStats(); st.Full {
 			t.Errorf("%s: the back end wrote everything: %+v", what, st)
 		}
 		return res
