@@ -10,6 +10,11 @@ import (
 // the fallback to cluster endpoints, on the fallback cases' frontends of
 // the kinds they name, and nothing near it.
 func TestFallbackRemoved(t *testing.T) {
+	for c := range fallbackCases {
+		if len(casesNamed(c)) != 1 || len(fallbackFrontends(casesNamed(c))) == 0 {
+			t.Errorf("fallbackCases names %q: not a corpus case, or one without frontends that fall back", c)
+		}
+	}
 	const internal, both = "nodeport-itp-local-without-local-endpoint", "loadbalancer-itp-local-etp-local-without-local-endpoint"
 	fb := fallbackFrontends(casesNamed(internal, both, "nodeport-itp-local-with-local-endpoint"))
 	a, b := allocOf(internal), allocOf(both)
