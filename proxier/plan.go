@@ -217,9 +217,15 @@ func makePlan(have, want *desired) *Plan {
 		have = &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
 	}
 	p := &Plan{}
+	// The VIPs and rules beside the virtual servers, at once: they write
+	// other fields of p.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		p.Bind, p.Unbind = vipsOnlyIn(want.vips, have.vips), vipsOnlyIn(have.vips, want.vips)
+		p.Rules, p.RulesAfter = planRules(have.rules, want.rules)
+	})
 	planServers(p, have, want)
-	p.Bind, p.Unbind = vipsOnlyIn(want.vips, have.vips), vipsOnlyIn(have.vips, want.vips)
-	p.Rules, p.RulesAfter = planRules(have.rules, want.rules)
+	wg.Wait()
 	return p
 }
 
