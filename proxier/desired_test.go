@@ -108,18 +108,18 @@ func TestChooseEndpointsFallsBackToServingTerminating(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(chooseEndpoints(svc, pt, Cluster, IPv4)); !slices.Equal(got, []string{"198.18.1.5:8080"}) {
+	if got := names(chooseEndpoints(svc, pt, Cluster, IPv4, nil)); !slices.Equal(got, []string{"198.18.1.5:8080"}) {
 		t.Errorf("cluster with a ready endpoint: %v", got)
 	}
-	if got := names(chooseEndpoints(svc, pt, Local, IPv4)); !slices.Equal(got, []string{"198.18.1.2:8080"}) {
+	if got := names(chooseEndpoints(svc, pt, Local, IPv4, nil)); !slices.Equal(got, []string{"198.18.1.2:8080"}) {
 		t.Errorf("local without a local ready endpoint: %v", got)
 	}
 	svc.Endpoints[4].Ready = false
-	if got := names(chooseEndpoints(svc, pt, Cluster, IPv4)); !slices.Equal(got, []string{"198.18.1.1:8080", "198.18.1.2:8080"}) {
+	if got := names(chooseEndpoints(svc, pt, Cluster, IPv4, nil)); !slices.Equal(got, []string{"198.18.1.1:8080", "198.18.1.2:8080"}) {
 		t.Errorf("cluster without ready endpoints: %v", got)
 	}
 	svc.Endpoints[1].Local = false
-	if got := chooseEndpoints(svc, pt, Local, IPv4); len(got) != 0 {
+	if got := chooseEndpoints(svc, pt, Local, IPv4, nil); len(got) != 0 {
 		t.Errorf("local with no local endpoints must have none, got %v", names(got))
 	}
 }
