@@ -2,8 +2,10 @@ package proxier
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -53,9 +55,13 @@ func testNodeAddressVIP(t *testing.T, v variant) {
 	node := &host{name: "node", ns: tp.node}
 	serveTCP(t, node) // the node's own service, on every address: port 8080
 	c := tp.clients[0]
+	eth0Routes := tp.routesVia(t, "eth0")
 	reachable := func(when string) {
 		t.Helper()
 		tp.checkOwnAddrs(t, when)
+		if got := tp.routesVia(t, "eth0"); !slices.Equal(got, eth0Routes) {
+			t.Errorf("%s: eth0's routes are\n%s\nwant\n%s", when, strings.Join(got, "\n"), strings.Join(eth0Routes, "\n"))
+		}
 		for _, own := range []netip.Addr{ownV4, ownV6} {
 			if r, err := c.tcpOnce(t, netip.AddrPortFrom(own, backendTCPPort), requestTimeout); err != nil || r.name != "node" {
 				t.Errorf("%s: the node's own port 8080 on %v: %v %v, want the node to answer", when, own, r, err)
@@ -63,6 +69,9 @@ func testNodeAddressVIP(t *testing.T, v variant) {
 		}
 	}
 	reachable("before the first Sync")
+	if held := tp.linkHolds(t, "kube-ipvs0"); !slices.Contains(held, ownV4) || !slices.Contains(held, ownV6) {
+		t.Fatalf("kube-ipvs0 holds %v, want the copies of the node's addresses", held)
+	}
 
 	k := tp.newProxier(t, Config{Backend: v.be, Families: []Family{IPv4, IPv6}, KubeProxyNames: true, AdoptKubeProxy: true})
 	eps := tp.endpoints(true, true, []int{0, 1})
@@ -83,7 +92,7 @@ func testNodeAddressVIP(t *testing.T, v variant) {
 			},
 		},
 	}
-	res := k.sync(t, s)
+	res := k.mustSync(t, s)
 	if held := tp.linkHolds(t, "kube-ipvs0"); slices.Contains(held, ownV4) || slices.Contains(held, ownV6) {
 		t.Errorf("kube-ipvs0 still holds the node's addresses: %v (plan:\n%s)", held, res.Plan)
 	}
@@ -112,7 +121,7 @@ func testNodeAddressVIP(t *testing.T, v variant) {
 	// A restarted Proxier (no adoption now) reads the node back as its own
 	// and changes nothing.
 	k = tp.newProxier(t, Config{Backend: v.be, Families: []Family{IPv4, IPv6}, KubeProxyNames: true})
-	res = k.sync(t, s)
+	res = k.mustSync(t, s)
 	if n := res.Plan.IPVSAdd.Len() + res.Plan.IPVSDelete.Len() + len(res.Plan.Bind) + len(res.Plan.Unbind); n != 0 {
 		t.Errorf("the restarted Proxier's Sync changed %d things:\n%s", n, res.Plan)
 	}
@@ -175,6 +184,28 @@ func localRoutes(t *testing.T, idx int) []netip.Addr {
 			out = append(out, ip.Unmap())
 		}
 	}
+	return out
+}
+
+// routesVia lists the routes of every table through the node's link name,
+// sorted, but IPv6 anycast ones.
+func (tp *topology) routesVia(t *testing.T, name string) []string {
+	t.Helper()
+	var out []string
+	tp.node.Do(t, func() {
+		l, err := netlink.LinkByName(name)
+		must(t, err)
+		rs, err := netlink.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{LinkIndex: l.Attrs().Index},
+			netlink.RT_FILTER_OIF|netlink.RT_FILTER_TABLE)
+		must(t, err)
+		for _, r := range rs {
+			if r.Type == unix.RTN_ANYCAST {
+				continue // IPv6's router anycast routes, there while forwarding is on (the proxier turns it on)
+			}
+			out = append(out, fmt.Sprintf("table %d type %d %v src %v", r.Table, r.Type, r.Dst, r.Src))
+		}
+	})
+	slices.Sort(out)
 	return out
 }
 
