@@ -195,7 +195,8 @@ func TestExternalIPBecomingANodeAddress(t *testing.T) {
 // On a node address, an external or load-balancer IP's frontend and a node
 // port (or health-check node port) at the same port would be one virtual
 // server: refused, in a whole State and in an Update, whichever comes
-// first; a cluster IP may not be a node address at all.
+// first; a cluster IP may not be a node address at all. An Update that
+// adds a frontend on the node address elsewhere serves it unbound.
 func TestNodeAddressFrontendClashes(t *testing.T) {
 	clash := onNodeAddr()
 	lb := clash.Services["lb"]
@@ -249,7 +250,11 @@ func TestNodeAddressFrontendClashes(t *testing.T) {
 	}
 	// Another protocol, or a port that is no node port, is no clash.
 	ok := Service{Ports: []Port{{Name: "a", Protocol: UDP, Port: 30080}, {Name: "b", Protocol: TCP, Port: 82}}, ExternalIPs: []netip.Addr{nodeAddr}}
-	if _, err := p.Update(ctx, map[string]*Service{"new": &ok}); err != nil {
-		t.Errorf("Update with an external IP on the node address at free ports: %v", err)
+	res, err := p.Update(ctx, map[string]*Service{"new": &ok})
+	if err != nil {
+		t.Fatalf("Update with an external IP on the node address at free ports: %v", err)
+	}
+	if addrs, _ := w.held(DefaultLinkName); slices.Contains(addrs, nodeAddr) || res.Plan.IPVSAdd.Len() != 2 {
+		t.Errorf("the Update bound the node address (%v) or did not add its two virtual servers:\n%s", addrs, res.Plan)
 	}
 }
