@@ -25,7 +25,8 @@ var (
 // node kube-proxy left with a copy of those addresses on kube-ipvs0 (as a
 // kube-proxy before kubernetes#93175's fix bound them; today's binds none).
 // The adopting Sync removes the copies, and binds and routes nothing of the
-// node's; Reconcile finds no drift; Cleanup leaves the addresses. Through it
+// node's; Reconcile finds no drift, even with copies bound again by someone
+// else, and leaves them; Cleanup deletes the link with them. Through it
 // all eth0 keeps its addresses and their local routes, and the node itself
 // answers on them.
 func TestIntegrationNodeAddressVIP(t *testing.T) {
@@ -126,6 +127,19 @@ func testNodeAddressVIP(t *testing.T, v variant) {
 		t.Errorf("the restarted Proxier's Sync changed %d things:\n%s", n, res.Plan)
 	}
 	served("after a restart")
+	// Someone binds the copies again: not the Proxier's, so not drift and
+	// left; Cleanup then deletes its link with them on it.
+	tp.node.Do(t, func() { err = addrsAdd("kube-ipvs0", netip.PrefixFrom(ownV4, 32), netip.PrefixFrom(ownV6, 128)) })
+	must(t, err)
+	rep, err = k.p.Reconcile(ctx)
+	must(t, err)
+	if len(rep.Drift) != 0 {
+		t.Errorf("Reconcile with the copies bound again reports drift: %v", rep.Drift)
+	}
+	if held := tp.linkHolds(t, "kube-ipvs0"); !slices.Contains(held, ownV4) || !slices.Contains(held, ownV6) {
+		t.Errorf("Reconcile removed the copies someone bound: kube-ipvs0 holds %v", held)
+	}
+	reachable("with the copies bound again")
 	must(t, k.p.Cleanup(ctx))
 	reachable("after Cleanup")
 }
