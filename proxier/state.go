@@ -54,9 +54,11 @@ type Node struct {
 	// address on kube-ipvs0 (an older kube-proxy bound them) is removed
 	// with the link's other unwanted addresses, as kube-proxy's own sync
 	// would remove it; the node's address on its own link keeps its
-	// routes (docs/takeover.md). On such an address, a frontend at the
-	// port of a node port or health-check node port of the same protocol
-	// is refused: the two would be one virtual server.
+	// routes (docs/takeover.md). A frontend on such an address at the port
+	// of a node port or health-check node port of the same protocol is
+	// refused, whether or not the address carries node ports: where it
+	// does, the two would be one virtual server (and a health check's
+	// server may listen on every address).
 	//
 	// A cluster IP may not equal one of the addresses: a cluster IP is
 	// always bound and in IPVSIPs, whose rule would refuse the node's own
