@@ -2,7 +2,6 @@ package proxier
 
 import (
 	"fmt"
-	"maps"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -465,15 +464,18 @@ func (v *validator) ports(id, base string, svc *Service, nodeAddrs map[netip.Add
 }
 
 // onNodeAddr returns who serves an external or load-balancer IP that is a
-// node address at the port of node port k (addr unset), the first in
-// address order: on that address the two would be one virtual server.
+// node address at the port of node port k (addr unset), on the lowest such
+// address: there the two would be one virtual server. It allocates
+// nothing: it runs for every node port.
 func (v *validator) onNodeAddr(k vipKey, nodeAddrs map[netip.Addr]bool, vips map[vipKey]claim) (string, bool) {
-	for _, a := range slices.SortedFunc(maps.Keys(nodeAddrs), netip.Addr.Compare) {
-		if first, dup := v.first(vips, vipKey{addr: a, port: k.port, proto: k.proto}, false); dup {
-			return first, true
+	var at netip.Addr
+	holder := ""
+	for a := range nodeAddrs {
+		if first, dup := v.first(vips, vipKey{addr: a, port: k.port, proto: k.proto}, false); dup && (!at.IsValid() || a.Less(at)) {
+			at, holder = a, first
 		}
 	}
-	return "", false
+	return holder, at.IsValid()
 }
 
 // port checks port i of svc alone (at path p): its name, protocol and
