@@ -8,8 +8,9 @@
 // that changed). The Proxier validates the whole State first (a *ValidationError lists every problem with its path and value,
 // and nothing is applied), computes what the kernel must hold (a virtual
 // server per cluster IP, external IP, load-balancer IP and node address with
-// a node port; the VIPs bound on a dummy link; netfilter sets and rules per
-// family), and applies only the difference from what it last applied: a
+// a node port; the VIPs bound on a dummy link, but an external or
+// load-balancer IP that is a node address, local already; netfilter sets
+// and rules per family), and applies only the difference from what it last applied: a
 // no-op Sync sends nothing, a one-endpoint change is one IPVS request, and
 // destinations are updated in place, never deleted and re-added. The order
 // never opens a VIP before its rules and virtual servers exist: rules (old

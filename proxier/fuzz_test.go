@@ -21,13 +21,15 @@ func FuzzValidate(f *testing.F) {
 	f.Fuzz(fuzzValidate)
 }
 
-// fuzzSeeds: four valid inputs, then three the validation refuses: names
+// fuzzSeeds: five valid inputs (the fifth serves a node address as an
+// external IP), then three the validation refuses: names
 // the kernel or the rules would refuse, a VIP inside an excluded CIDR.
 var fuzzSeeds = []string{
 	`{"Config":{},"State":{"services":{"web":{"clusterIPs":["198.18.100.1"],"ports":[{"name":"http","protocol":"TCP","port":80,"targetPort":8080}],"endpoints":[{"addr":"198.18.1.1","ready":true}]}}}}`,
 	`{"Config":{"Instance":"lb-a","Families":["IPv4","IPv6"],"LocalDetector":{"InterfacePrefix":"veth"}},"State":{"node":{"addresses":["198.18.0.10","2001:db8::10"]},"services":{"np":{"clusterIPs":["2001:db8:100::1"],"ports":[{"name":"dns","protocol":"UDP","port":53,"nodePort":30053}],"externalTrafficPolicy":"Local","healthCheckNodePort":30100,"endpoints":[{"addr":"2001:db8:1::1","ready":true,"local":true}]}}}}`,
 	`{"Config":{"LocalDetector":{"ClusterCIDRs":["198.19.0.0/16"]},"MasqueradeAll":true},"State":{"services":{"lb":{"clusterIPs":["198.18.100.2"],"loadBalancerIPs":["198.18.103.1"],"loadBalancerSourceRanges":["198.18.20.0/24"],"externalIPs":["198.18.102.1"],"scheduler":"sh","schedulerFlags":["sh-fallback"],"sessionAffinity":{"timeout":"10m"},"ports":[{"name":"s","protocol":"SCTP","port":9,"targetPort":9}],"endpoints":[{"addr":"198.18.1.2","serving":true,"terminating":true}]}}}}`,
 	`{"Config":{"ExcludeCIDRs":["198.18.9.0/24","2001:db8:9::/48"]},"State":{"node":{"addresses":["198.18.9.10","198.18.0.10"]},"services":{"np":{"clusterIPs":["198.18.100.3"],"ports":[{"name":"http","protocol":"TCP","port":80,"nodePort":30080}],"endpoints":[{"addr":"198.18.1.1","ready":true}]}}}}`,
+	`{"Config":{},"State":{"node":{"addresses":["198.18.0.10"]},"services":{"ext":{"clusterIPs":["198.18.100.4"],"externalIPs":["198.18.0.10"],"ports":[{"name":"http","protocol":"TCP","port":80,"nodePort":30080}],"endpoints":[{"addr":"198.18.1.1","ready":true}]}}}}`,
 	`{"Config":{"LinkName":"vip\u0000"},"State":{}}`,
 	`{"Config":{"ExcludeCIDRs":["198.18.100.0/24"]},"State":{"services":{"web":{"clusterIPs":["198.18.100.1"],"ports":[{"protocol":"TCP","port":80}]}}}}`,
 	`{"Config":{"LocalDetector":{"Interface":"veth+"}},"State":{}}`,
@@ -36,7 +38,7 @@ var fuzzSeeds = []string{
 // The valid seeds are valid, so the fuzzer starts from the paths that
 // reach the lower layers.
 func TestFuzzSeedsAreValid(t *testing.T) {
-	for i, seed := range fuzzSeeds[:4] {
+	for i, seed := range fuzzSeeds[:5] {
 		var in struct {
 			Config Config
 			State  State

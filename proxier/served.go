@@ -25,7 +25,7 @@ import (
 type served struct {
 	node      Node                // a copy of the State's
 	nodeIPs   []netip.Addr        // the node-port addresses (nodePortAddrs), none excluded
-	nodeAddrs map[netip.Addr]bool // every node address (validation)
+	nodeAddrs map[netip.Addr]bool // every node address (validation, VIPs left unbound)
 	entries   map[string]*Service // copies of the services served
 	// nodePorts are the node ports and health-check ports (port,
 	// protocol) the services hold, with their holder; a VIP frontend's
@@ -233,11 +233,13 @@ func (sv *served) contribute(id string, svc *Service, fams map[Family]bool, out 
 		for _, a := range svc.ClusterIPs {
 			add(a, pt.Port, ClusterIP, svc.InternalTrafficPolicy, true)
 		}
+		// An external or load-balancer IP that is a node address is
+		// local already: its virtual server serves it, unbound.
 		for _, a := range svc.ExternalIPs {
-			add(a, pt.Port, ExternalIP, svc.ExternalTrafficPolicy, true)
+			add(a, pt.Port, ExternalIP, svc.ExternalTrafficPolicy, !sv.nodeAddrs[a])
 		}
 		for _, a := range svc.LoadBalancerIPs {
-			add(a, pt.Port, LoadBalancerIP, svc.ExternalTrafficPolicy, true)
+			add(a, pt.Port, LoadBalancerIP, svc.ExternalTrafficPolicy, !sv.nodeAddrs[a])
 		}
 		if pt.NodePort != 0 {
 			for _, a := range sv.nodeIPs {

@@ -37,9 +37,36 @@ type Node struct {
 	// and IPv6 link-local ones (fe80::/10), which are left out: an IPv6
 	// link-local address is only meaningful with its interface, which a
 	// virtual server cannot name. IPv4 link-local addresses (169.254.0.0/16)
-	// do get node ports, as kube-proxy gives them. A VIP may not equal one of
-	// the addresses (it would make that address unreachable,
-	// kubernetes#93175).
+	// do get node ports, as kube-proxy gives them.
+	//
+	// An external or load-balancer IP may equal one of the addresses: the
+	// node holds it already, so its virtual servers serve it (beside the
+	// node ports on it), and the Proxier neither binds it on the VIP link
+	// nor routes it (in either VIPMode), nor puts it in the IPVSIPs set,
+	// whose filter rule refuses new connections to the set's addresses at
+	// every port no service serves. The address is not the Proxier's: never
+	// bound, unbound or counted as a VIP, not drift in Reconcile, and
+	// Cleanup leaves it where the node has it. kube-proxy (v1.37) serves
+	// such an IP the same way; binding it, as kube-proxy once did, cut the
+	// node off (kubernetes#93175). On other nodes, where the IP is not an
+	// address of their own, it is a VIP like any other, bound there by
+	// both. While adopting (Config.AdoptKubeProxy), a copy of a node
+	// address on kube-ipvs0 (an older kube-proxy bound them) is removed
+	// with the link's other unwanted addresses, as kube-proxy's own sync
+	// would remove it; the node's address on its own link keeps its
+	// routes (docs/takeover.md). A frontend on such an address at the port
+	// of a node port or health-check node port of the same protocol is
+	// refused, whether or not the address carries node ports: where it
+	// does, the two would be one virtual server (and a health check's
+	// server may listen on every address).
+	//
+	// A cluster IP may not equal one of the addresses: a cluster IP is
+	// always bound and in IPVSIPs, whose rule would refuse the node's own
+	// services on that address (Kubernetes never allocates one from a
+	// node's addresses). List every address the node holds outside the
+	// VIP link that an external or load-balancer IP may be, not only
+	// those that carry node ports (NodePortCIDRs chooses those): an IP
+	// missing here is bound on the VIP link as a VIP.
 	Addresses []netip.Addr
 	// NodePortCIDRs, if set, choose which of Addresses get NodePort virtual
 	// servers; empty means all of them.
@@ -68,9 +95,12 @@ type Service struct {
 	// (loopback such as 127.0.0.1, link-local, multicast, unspecified) is
 	// refused, which refuses the State (kube-proxy programs a loopback
 	// external IP; the Kubernetes converter leaves it out and reports it).
+	// One that is a node address is served without being bound (see
+	// Node.Addresses).
 	ExternalIPs []netip.Addr
 	// LoadBalancerIPs are load-balancer ingress IPs served on this node,
-	// with the external traffic policy.
+	// with the external traffic policy; like ExternalIPs, one that is a
+	// node address is served without being bound.
 	LoadBalancerIPs []netip.Addr
 	// LoadBalancerSourceRanges, if set, are the only client prefixes the
 	// load-balancer IPs accept; others are dropped.

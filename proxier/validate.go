@@ -285,13 +285,16 @@ func (v *validator) service(id string, svc *Service, nodeAddrs map[netip.Addr]bo
 		v.add(base, nil, "the service ID is empty")
 	}
 	v.ipFamilies(base, svc.IPFamilies)
-	// vip checks a VIP of the service, field[i], in its families too.
-	vip := func(field string, i int, a netip.Addr) bool {
-		if v.vipUsable(a, nodeAddrs) && (len(svc.IPFamilies) == 0 || slices.Contains(svc.IPFamilies, inet.FamilyOf(a))) {
+	// vip checks a VIP of the service, field[i], in its families too, and
+	// refuses those of refused. An external or load-balancer IP may be a
+	// node address (served by its virtual servers, never bound: see
+	// Node.Addresses); a cluster IP may not.
+	vip := func(field string, i int, a netip.Addr, refused map[netip.Addr]bool) bool {
+		if v.vipUsable(a, refused) && (len(svc.IPFamilies) == 0 || slices.Contains(svc.IPFamilies, inet.FamilyOf(a))) {
 			return true
 		}
 		path := fmt.Sprintf("%s.%s[%d]", base, field, i)
-		if v.vip(path, a, nodeAddrs) {
+		if v.vip(path, a, refused) {
 			f := inet.FamilyOf(a)
 			v.add(path, a, "is %v, a family the service is not served in (ipFamilies %v)", f, svc.IPFamilies)
 		}
@@ -299,7 +302,7 @@ func (v *validator) service(id string, svc *Service, nodeAddrs map[netip.Addr]bo
 	}
 	seenFam := map[Family]bool{}
 	for i, a := range svc.ClusterIPs {
-		if !vip("clusterIPs", i, a) {
+		if !vip("clusterIPs", i, a, nodeAddrs) {
 			continue
 		}
 		if f := inet.FamilyOf(a); seenFam[f] {
@@ -309,10 +312,10 @@ func (v *validator) service(id string, svc *Service, nodeAddrs map[netip.Addr]bo
 		}
 	}
 	for i, a := range svc.ExternalIPs {
-		vip("externalIPs", i, a)
+		vip("externalIPs", i, a, nil)
 	}
 	for i, a := range svc.LoadBalancerIPs {
-		vip("loadBalancerIPs", i, a)
+		vip("loadBalancerIPs", i, a, nil)
 	}
 	for i, p := range svc.LoadBalancerSourceRanges {
 		if !p.IsValid() || p.Masked() != p {
@@ -343,7 +346,7 @@ func (v *validator) service(id string, svc *Service, nodeAddrs map[netip.Addr]bo
 	case hc != 0 && svc.ExternalTrafficPolicy != Local:
 		v.add(base+".healthCheckNodePort", hc, "is set with the external traffic policy %v: a health check is only for Local", svc.ExternalTrafficPolicy)
 	}
-	v.ports(id, base, svc, vips, nodePorts)
+	v.ports(id, base, svc, nodeAddrs, vips, nodePorts)
 	v.endpoints(base, svc)
 }
 
@@ -381,7 +384,7 @@ func (v *validator) vip(path string, a netip.Addr, nodeAddrs map[netip.Addr]bool
 	case !v.families[inet.FamilyOf(a)]:
 		v.add(path, a, "is %v, which the config does not enable", inet.FamilyOf(a))
 	case nodeAddrs[a]:
-		v.add(path, a, "equals a node address (binding it would make the node unreachable there)")
+		v.add(path, a, "equals a node address (a cluster IP is bound on the VIP link and in the IPVSIPs set, whose filter rule refuses the node's other ports there)")
 	case v.excludedVIP(path, a):
 	default:
 		return true
@@ -409,7 +412,7 @@ func (v *validator) scheduler(base, name string, flags ipvs.SchedFlags) {
 
 // ports checks the ports of the service id (at base), and that no
 // frontend or node port of them is already used.
-func (v *validator) ports(id, base string, svc *Service, vips, nodePorts map[vipKey]claim) {
+func (v *validator) ports(id, base string, svc *Service, nodeAddrs map[netip.Addr]bool, vips, nodePorts map[vipKey]claim) {
 	if len(svc.Ports) == 0 {
 		v.add(base+".ports", nil, "is empty (a service needs at least one port)")
 	}
@@ -422,6 +425,8 @@ func (v *validator) ports(id, base string, svc *Service, vips, nodePorts map[vip
 			k := vipKey{port: pt.NodePort, proto: pt.Protocol}
 			if first, dup := v.first(nodePorts, k, true); dup {
 				v.add(p()+".nodePort", pt.NodePort, "is already used for %s by %s", protocolName(pt.Protocol), first)
+			} else if first, dup := v.onNodeAddr(k, nodeAddrs, vips); dup {
+				v.add(p()+".nodePort", pt.NodePort, "is also the port of %s on a node address (one virtual server for both)", first)
 			} else {
 				nodePorts[k] = claim{id: id, port: i, node: true}
 			}
@@ -432,8 +437,14 @@ func (v *validator) ports(id, base string, svc *Service, vips, nodePorts map[vip
 		for _, group := range [][]netip.Addr{svc.ClusterIPs, svc.ExternalIPs, svc.LoadBalancerIPs} {
 			for _, a := range group {
 				k := vipKey{addr: a, port: pt.Port, proto: pt.Protocol}
-				if first, dup := v.first(vips, k, false); dup {
-					v.add(p(), fmt.Sprintf("%s/%s", netip.AddrPortFrom(a, uint16(pt.Port)), protocolName(pt.Protocol)), "is already served by %s", first)
+				first, dup := v.first(vips, k, false)
+				msg := "is already served by %s"
+				if !dup && nodeAddrs[a] {
+					first, dup = v.first(nodePorts, vipKey{port: pt.Port, proto: pt.Protocol}, true)
+					msg = "is on a node address at a port %s uses (one virtual server for both)"
+				}
+				if dup {
+					v.add(p(), fmt.Sprintf("%s/%s", netip.AddrPortFrom(a, uint16(pt.Port)), protocolName(pt.Protocol)), msg, first)
 				} else {
 					vips[k] = claim{id: id, port: i}
 				}
@@ -444,10 +455,27 @@ func (v *validator) ports(id, base string, svc *Service, vips, nodePorts map[vip
 		k := vipKey{port: hc, proto: TCP}
 		if first, dup := v.first(nodePorts, k, true); dup {
 			v.add(base+".healthCheckNodePort", hc, "is already used for TCP by %s", first)
+		} else if first, dup := v.onNodeAddr(k, nodeAddrs, vips); dup {
+			v.add(base+".healthCheckNodePort", hc, "is also the port of %s on a node address, which would take its traffic", first)
 		} else {
 			nodePorts[k] = claim{id: id, port: -1}
 		}
 	}
+}
+
+// onNodeAddr returns who serves an external or load-balancer IP that is a
+// node address at the port of node port k (addr unset), on the lowest such
+// address: there the two would be one virtual server. It allocates
+// nothing: it runs for every node port.
+func (v *validator) onNodeAddr(k vipKey, nodeAddrs map[netip.Addr]bool, vips map[vipKey]claim) (string, bool) {
+	var at netip.Addr
+	holder := ""
+	for a := range nodeAddrs {
+		if first, dup := v.first(vips, vipKey{addr: a, port: k.port, proto: k.proto}, false); dup && (!at.IsValid() || a.Less(at)) {
+			at, holder = a, first
+		}
+	}
+	return holder, at.IsValid()
 }
 
 // port checks port i of svc alone (at path p): its name, protocol and

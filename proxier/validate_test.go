@@ -83,6 +83,7 @@ func TestValidationNamesEveryProblemWithPathAndValue(t *testing.T) {
 		Scheduler:  "rr", SchedulerFlags: ipvs.SHPort,
 	}
 	s.Services["v6only"] = Service{ClusterIPs: []netip.Addr{a("2001:db8:100::7")}, Ports: []Port{{Protocol: TCP, Port: 80}}}
+	s.Services["onnode"] = Service{ClusterIPs: []netip.Addr{a("198.18.0.10")}, Ports: []Port{{Protocol: TCP, Port: 81}}}
 
 	err := s.Validate(&Config{}) // IPv4 only
 	var ve *ValidationError
@@ -100,7 +101,7 @@ func TestValidationNamesEveryProblemWithPathAndValue(t *testing.T) {
 		`services["web"].ports[3].nodePort: 30080 is already used for TCP by services["web"].ports[0].nodePort`,
 		`services["web"].clusterIPs[1]: 2001:db8:100::1 is IPv6, which the config does not enable`,
 		`services["web"].clusterIPs[2]: 198.18.100.9 is a second IPv4 cluster IP`,
-		`services["web"].externalIPs[1]: 198.18.0.10 equals a node address`,
+		`services["onnode"].clusterIPs[0]: 198.18.0.10 equals a node address`, // an external IP may (externalIPs[1])
 		`services["web"].externalIPs[2]: 127.0.0.1 is not a usable VIP`,
 		`services["web"].externalIPs[3]: ::ffff:198.18.3.3 is an IPv4-mapped IPv6 address`,
 		`services["web"].loadBalancerSourceRanges[1]: 198.18.50.1/24 has host bits set (want 198.18.50.0/24)`,

@@ -176,6 +176,18 @@ var corpus = []tcase{
 		return []step{st(a.svc("s", http, externalIPs(a.externalIP()), eTPLocal(0)),
 			slice("s", "a", false, []sport{httpP}, ready(1, nodeName), ready(2, "")))}
 	}},
+	// Issue 29: an external IP and a load-balancer IP that are the node's
+	// own address (nodeAddr, on the client's link): served by the virtual
+	// server alone, the address left where it is. Each on a port of its
+	// own, so the two cases can share the node.
+	{"external-ip-node-address", func(a alloc) []step {
+		return []step{st(a.svc("s", port("http", v1.ProtocolTCP, 82, 8080), externalIPs(nodeAddr)),
+			slice("s", "a", false, []sport{httpP}, two()...))}
+	}},
+	{"loadbalancer-ip-node-address", func(a alloc) []step {
+		return []step{st(a.svc("s", port("http", v1.ProtocolTCP, 83, 8080), a.typ(v1.ServiceTypeLoadBalancer), ingress(false, nodeAddr)),
+			slice("s", "a", false, []sport{httpP}, two()...))}
+	}},
 	one("affinity-client-ip", []sport{httpP}, two(), http, affinity(300)),
 	one("affinity-default-timeout", []sport{httpP}, two(), http, affinity(0)),
 	{"headless-ignored", func(a alloc) []step {

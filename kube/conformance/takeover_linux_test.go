@@ -23,8 +23,8 @@ const takeoverServices = 12
 
 // takeoverStep is the node's state: ClusterIP and NodePort Services with
 // two endpoints each, serving the backends' request port (80) and their
-// long-lived echo port (82); with extra, the first Service has a third
-// endpoint.
+// long-lived echo port (82), the second also on the node's own address as
+// an external IP; with extra, the first Service has a third endpoint.
 func takeoverStep(extra bool) step {
 	var objs []any
 	for i := range takeoverServices {
@@ -32,6 +32,9 @@ func takeoverStep(extra bool) step {
 		opts := []func(*v1.Service){http, port("echo", v1.ProtocolTCP, 82, echoPort)}
 		if i%2 == 1 {
 			opts = append(opts, a.typ(v1.ServiceTypeNodePort))
+		}
+		if i == 1 {
+			opts = append(opts, externalIPs(nodeAddr)) // the node's own address: served, bound by neither
 		}
 		name := fmt.Sprintf("svc-%d", i)
 		eps := []ep{ready(1+i%4, ""), ready(1+(i+1)%4, "")}

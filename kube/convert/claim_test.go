@@ -33,20 +33,45 @@ func TestConvertConflicts(t *testing.T) {
 			name: "a cluster IP that is a node address is left out, and the Service with it",
 			svcs: []*corev1.Service{service("web", []string{"198.18.0.2"}, http)},
 			skipped: []string{
-				"ns/web:http: cluster IP 198.18.0.2 is a node address, which ipvskit does not bind as a VIP: left out",
+				"ns/web:http: cluster IP 198.18.0.2 is a node address: left out",
 				"ns/web:http: has no virtual IP, node port or health-check port left",
 			},
 		},
 		{
-			name: "unusable VIPs are left out",
+			name: "unusable VIPs are left out; an external IP that is a node address is kept",
 			svcs: []*corev1.Service{service("web", cip, http, externalIPs("127.0.0.1", "169.254.0.1", "198.18.0.2"),
 				ofType(corev1.ServiceTypeLoadBalancer), ingress(vipIngress("0.0.0.0")))},
-			want: map[string]proxier.Service{"ns/web:http": {ClusterIPs: addrs("198.18.100.1"), Ports: pt("http", proxier.TCP, 80, 0)}},
+			want: map[string]proxier.Service{"ns/web:http": {ClusterIPs: addrs("198.18.100.1"), ExternalIPs: addrs("198.18.0.2"), Ports: pt("http", proxier.TCP, 80, 0)}},
 			skipped: []string{
 				"ns/web:http: external IP 127.0.0.1 is not a usable VIP (unspecified, multicast, loopback or link-local): left out",
 				"ns/web:http: external IP 169.254.0.1 is not a usable VIP (unspecified, multicast, loopback or link-local): left out",
-				"ns/web:http: external IP 198.18.0.2 is a node address, which ipvskit does not bind as a VIP: left out",
 				"ns/web:http: load-balancer IP 0.0.0.0 is not a usable VIP (unspecified, multicast, loopback or link-local): left out",
+			},
+		},
+		{
+			// On the node's address a frontend and a node port (or a
+			// health-check port) at the same port would be one virtual
+			// server: the later ID's is left out, as Validate refuses it.
+			name: "an external or load-balancer IP on a node address at an earlier ID's node port, and the reverse",
+			svcs: []*corev1.Service{
+				service("a", []string{"198.18.100.1"}, np("http", 80, 30080), ofType(corev1.ServiceTypeNodePort)),
+				service("b", []string{"198.18.100.2"}, []corev1.ServicePort{tcp("http", 30080)}, externalIPs("198.18.0.2")),
+				service("c", []string{"198.18.100.3"}, []corev1.ServicePort{tcp("http", 30090)}, ofType(corev1.ServiceTypeLoadBalancer),
+					ingress(vipIngress("198.18.0.2"))),
+				service("d", []string{"198.18.100.4"}, np("http", 80, 30090), ofType(corev1.ServiceTypeNodePort)),
+				service("e", []string{"198.18.100.5"}, np("http", 81, 30091), ofType(corev1.ServiceTypeLoadBalancer), externalLocal(30090)),
+			},
+			want: map[string]proxier.Service{
+				"ns/a:http": {ClusterIPs: addrs("198.18.100.1"), Ports: pt("http", proxier.TCP, 80, 30080)},
+				"ns/b:http": {ClusterIPs: addrs("198.18.100.2"), Ports: pt("http", proxier.TCP, 30080, 0)},
+				"ns/c:http": {ClusterIPs: addrs("198.18.100.3"), LoadBalancerIPs: addrs("198.18.0.2"), Ports: pt("http", proxier.TCP, 30090, 0)},
+				"ns/d:http": {ClusterIPs: addrs("198.18.100.4"), Ports: pt("http", proxier.TCP, 80, 0)},
+				"ns/e:http": {ClusterIPs: addrs("198.18.100.5"), Ports: pt("http", proxier.TCP, 81, 30091), ExternalTrafficPolicy: proxier.Local},
+			},
+			skipped: []string{
+				"ns/b:http: external IP 198.18.0.2 is a node address, and port 30080/TCP a node port of ns/a:http there: left out",
+				"ns/d:http: node port 30090/TCP is ns/c:http's port on a node address: left out",
+				"ns/e:http: health-check node port 30090 is ns/c:http's port on a node address: left out",
 			},
 		},
 		{

@@ -17,7 +17,9 @@ type Node struct {
 	// Local. Empty makes no endpoint local.
 	Name string
 	// Addresses are the node's IPs (State.Node.Addresses): node ports are
-	// served on them, and no VIP may equal one.
+	// served on them; an external or load-balancer IP equal to one is
+	// served without being bound on the VIP link, and a cluster IP equal to
+	// one is left out.
 	Addresses []netip.Addr
 	// NodePortCIDRs are kube-proxy's --nodeport-addresses; empty means all
 	// addresses. As in kube-proxy, a family with no CIDR here serves node

@@ -80,10 +80,14 @@
 // does not rely on it. It reads Services in ID order, and a frontend (VIP,
 // port and protocol; node port and protocol; health-check port) that an
 // earlier ID already has is left out of the later one and reported. A VIP
-// that is not usable (loopback, link-local, multicast, unspecified) or equals
-// a node address is left out and reported: kube-proxy serves an external or
-// load-balancer IP that is a node address without binding it, and ipvskit
-// refuses it. A proxier.Service left with no VIP, node port or health-check
+// that is not usable (loopback, link-local, multicast, unspecified), and a
+// cluster IP that equals a node address, are left out and reported. An
+// external or load-balancer IP that is a node address (one of
+// Node.Addresses) is kept: the proxier serves it by its virtual servers
+// alone, without binding it, as kube-proxy does (proxier.Node.Addresses).
+// On such an address a frontend and a node port or health-check port at the
+// same port would be one virtual server, so the later ID's is left out and
+// reported. A proxier.Service left with no VIP, node port or health-check
 // port is dropped.
 //
 // # Known differences from kube-proxy

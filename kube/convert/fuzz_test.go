@@ -24,6 +24,9 @@ func FuzzConvert(f *testing.F) {
 		"apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x}\nspec: {clusterIP: 198.18.100.1, ports: [{port: 80, nodePort: 30000}], type: NodePort}\n",
 		"apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x}\nspec: {clusterIP: 198.18.0.2, externalIPs: [198.18.0.2, '::ffff:198.19.0.1'], ports: [{port: 80}]}\n",
 		"apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x}\nspec: {clusterIP: 2001:db8::9, ipFamilies: [IPv6], clusterIPs: [2001:db8::9], type: LoadBalancer, externalTrafficPolicy: Local, healthCheckNodePort: 30000, loadBalancerSourceRanges: ['::/0', 198.18.0.0/15], ports: [{port: 80, nodePort: 30000}]}\nstatus: {loadBalancer: {ingress: [{ip: 2001:db8::10}]}}\n",
+		// An external IP on a node address at another Service's node port.
+		"apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x}\nspec: {clusterIP: 198.18.100.1, type: NodePort, ports: [{port: 80, nodePort: 30000}]}\n---\n" +
+			"apiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: x}\nspec: {clusterIP: 198.18.100.2, externalIPs: [198.18.0.2], ports: [{port: 30000}]}\n",
 		"addressType: IPv4\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: a-1, namespace: x, labels: {kubernetes.io/service-name: a}}\nports: [{name: '', port: 8080}]\nendpoints: [{addresses: [198.18.1.1], nodeName: node-a, hints: {forZones: [{name: zone-a}]}}]\n",
 	} {
 		f.Add([]byte(s), "node-a", "zone-a", uint8(1))

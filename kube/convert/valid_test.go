@@ -108,7 +108,9 @@ func (g gen) service(i int) *corev1.Service {
 		p := corev1.ServicePort{
 			Name:     portNames[g.r.IntN(len(portNames))],
 			Protocol: corev1.Protocol(g.pick("TCP", "UDP", "SCTP", "", "QUIC")),
-			Port:     []int32{80, 443, 53, 8080, 0, 70000}[g.r.IntN(6)] + int32(j),
+			// 30000 is in the node ports' pool: on a node address (an
+			// external IP 198.18.0.2) a port may clash with a node port.
+			Port: []int32{80, 443, 53, 8080, 0, 70000, 30000}[g.r.IntN(7)] + int32(j),
 		}
 		if nPorts == 1 && g.chance(0.3) {
 			p.Name = ""
