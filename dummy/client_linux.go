@@ -199,6 +199,27 @@ func (c *client) adopt(ctx context.Context, name string) error {
 	return wrap(ctx, "adopt", name, netip.Prefix{}, err)
 }
 
+func (c *client) adoptableAddrs(ctx context.Context, name string) ([]netip.Prefix, error) {
+	if err := validateName(name); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := c.begin(ctx)
+	var l link
+	if err == nil {
+		l, err = c.lookupAny(ctx, name)
+	}
+	if err == nil && l.alias != c.owner && l.alias != "" {
+		err = &ForeignError{Name: name, Alias: l.alias, Owner: c.owner}
+	}
+	var ps []netip.Prefix
+	if err == nil {
+		ps, err = c.list(ctx, l.index)
+	}
+	return ps, wrap(ctx, "addrs", name, netip.Prefix{}, err)
+}
+
 func (c *client) addrs(ctx context.Context, name string) ([]netip.Prefix, error) {
 	if err := validateName(name); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package proxier
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"time"
 )
 
@@ -125,6 +126,9 @@ type target struct {
 	sets map[Family]*SetChanges
 	// dry says to stop once planned.
 	dry bool
+	// peek, in a dry run, reads the kernel back first (without a start)
+	// and records the take-over preview (PreviewTakeover).
+	peek *previewRun
 }
 
 // whole is a whole State, computed and planned against all the kernel
@@ -182,7 +186,13 @@ func (p *Proxier) run(ctx context.Context, st step, res *Result) error {
 		lap(&res.Phases.Start)
 	}
 	have := tg.have
-	if have == nil {
+	var oldVIPs []netip.Addr
+	if tg.peek != nil {
+		var err error
+		if have, oldVIPs, err = p.peek(ctx, tg.want); err != nil {
+			return err
+		}
+	} else if have == nil {
 		have = p.kernel.applied
 	}
 	drains := overlayDrains(have, tg.want, p.pending.drains, p.now())
@@ -192,6 +202,9 @@ func (p *Proxier) run(ctx context.Context, st step, res *Result) error {
 	}
 	plan.linkName, plan.vipMode, plan.backends = p.cfg.LinkName, p.cfg.VIPMode, p.rules
 	res.Plan = plan
+	if tg.peek != nil {
+		tg.peek.record(p, have, tg.want, plan, oldVIPs)
+	}
 	if tg.dry {
 		return nil
 	}
