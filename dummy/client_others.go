@@ -24,9 +24,9 @@ func (*client) addrs(context.Context, string) ([]netip.Prefix, error) { return n
 func (*client) adoptableAddrs(context.Context, string) ([]netip.Prefix, error) {
 	return nil, errOS()
 }
-func (*client) bind(context.Context, string, netip.Addr) error        { return errOS() }
-func (*client) unbind(context.Context, string, netip.Addr) error      { return errOS() }
-func (*client) delete(context.Context, string) error                  { return errOS() }
+func (*client) bind(context.Context, string, netip.Addr) error   { return errOS() }
+func (*client) unbind(context.Context, string, netip.Addr) error { return errOS() }
+func (*client) delete(context.Context, string) error             { return errOS() }
 func (*client) sync(context.Context, string, []netip.Addr) (SyncResult, error) {
 	return SyncResult{}, errOS()
 }
