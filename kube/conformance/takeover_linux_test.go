@@ -168,9 +168,15 @@ type echoConn struct {
 
 func startTraffic(t *testing.T, r *rig, s step) *traffic {
 	t.Helper()
+	return startTrafficExcept(t, r, s, netip.AddrPort{})
+}
+
+// startTrafficExcept is startTraffic without requests to skip.
+func startTrafficExcept(t *testing.T, r *rig, s step, skip netip.AddrPort) *traffic {
+	t.Helper()
 	var targets []netip.AddrPort
 	for _, p := range probesOf(s) {
-		if p.network == "tcp" && strings.Contains(p.name, ":http ") {
+		if p.network == "tcp" && strings.Contains(p.name, ":http ") && p.dst != skip {
 			targets = append(targets, p.dst)
 		}
 	}
