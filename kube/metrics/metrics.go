@@ -164,7 +164,7 @@ func New(reg prometheus.Registerer, cfg *Config) (*Metrics, error) {
 		m.serviceChanges, m.servicesPending, m.endpointChanges, m.endpointsPending, m.netProgramming,
 		m.healthz, m.livez,
 		m.phaseDuration, m.ops, m.errors, m.virtualServers, m.vips, m.drainQueue, m.drained,
-		m.conntrackDeleted, m.repairs, m.takeoverChanges}
+		m.conntrackDeleted, m.takeoverChanges, m.repairs}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, c := range cs[:i] {
