@@ -307,6 +307,36 @@ func (b *iptBackend) ledger(ctx context.Context, fls []Flavor) (*Ruleset, error)
 	return r, nil
 }
 
+// setMembers is SetMembers: every owned ipset's members, as ledger reads
+// the ledger's.
+func (b *iptBackend) setMembers(ctx context.Context) (*Ruleset, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o, err := b.readOwnership(ctx, []Flavor{b.flavor}, true, false)
+	if err != nil || o.empty() {
+		return nil, err
+	}
+	r := NewRuleset(b.fam, Options{})
+	for _, s := range Sets() {
+		if !s.isIPSet() {
+			continue
+		}
+		name := b.names.ipset(s, b.fam)
+		if _, ok := o.sets[name]; !ok {
+			continue
+		}
+		si, err := b.sets.List(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("iptables: listing ipset %s: %w", name, err)
+		}
+		for _, e := range si.Entries {
+			r.Add(s, memberOf(s.Shape(), e))
+		}
+	}
+	return r, nil
+}
+
 // mergeLedgers is the ledger sets of a and b (either may be nil) in one
 // Ruleset of family fam, or nil if both are.
 func mergeLedgers(fam Family, a, b *Ruleset) *Ruleset {

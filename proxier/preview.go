@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ipvskit/ipvskit/dummy"
+	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
 )
 
@@ -163,14 +164,24 @@ func (v *previewRun) compute(p *Proxier) *target {
 	return &target{want: m, whole: m, dry: true, peek: v}
 }
 
+// peeked is what peek read back.
+type peeked struct {
+	// have is what the kernel holds of what the Proxier would own.
+	have *desired
+	// oldVIPs are the VIPs held in the other VIPMode.
+	oldVIPs []netip.Addr
+	// sets are the members of each family's sets, where its back end
+	// can read them (setReader).
+	sets map[Family]*iptables.Ruleset
+}
+
 // peek reads back what the Proxier would own (kube-proxy's objects, while
 // adopting) without the start a Sync makes first, and leaves what the
-// Proxier knows as it was. It returns what the kernel holds and the VIPs
-// held in the other VIPMode.
-func (p *Proxier) peek(ctx context.Context, want *desired) (*desired, []netip.Addr, error) {
+// Proxier knows as it was.
+func (p *Proxier) peek(ctx context.Context, want *desired) (*peeked, error) {
 	al, ok := p.link.(adoptableLink)
 	if !ok {
-		return nil, nil, fmt.Errorf("proxier: PreviewTakeover needs a Deps.Link with AdoptableAddrs (such as *dummy.Client); %T has none", p.link)
+		return nil, fmt.Errorf("proxier: PreviewTakeover needs a Deps.Link with AdoptableAddrs (such as *dummy.Client); %T has none", p.link)
 	}
 	saved, vips := p.kernel, p.vips
 	defer func() { p.kernel, p.vips = saved, vips }()
@@ -180,16 +191,35 @@ func (p *Proxier) peek(ctx context.Context, want *desired) (*desired, []netip.Ad
 	p.vips = peekVIPs{vipHolder: vips, mode: p.cfg.VIPMode, link: al}
 	l, err := p.readLedger(ctx, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	have, err := p.read(ctx, want, l)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := conflicts(want, p.kernel.foreign); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return have, p.kernel.oldVIPs, nil
+	out := &peeked{have: have, oldVIPs: p.kernel.oldVIPs, sets: map[Family]*iptables.Ruleset{}}
+	for f, be := range p.rules {
+		if sr, ok := be.(setReader); ok {
+			r, err := sr.SetMembers(ctx)
+			if err != nil {
+				return nil, opErr(SubsystemSets, fmt.Errorf("reading the %v sets: %w", f, err))
+			}
+			if r == nil {
+				r = iptables.NewRuleset(f, iptables.Options{})
+			}
+			out.sets[f] = r
+		}
+	}
+	return out, nil
+}
+
+// setReader reads back the members of a back end's sets, changing nothing
+// (*iptables.IPTablesBackend: its ipsets, kube-proxy's while adopting).
+type setReader interface {
+	SetMembers(ctx context.Context) (*iptables.Ruleset, error)
 }
 
 // adoptableLink reads the addresses of a link Adopt would take, changing
@@ -239,15 +269,21 @@ func (v peekVIPs) read(ctx context.Context, link string, addrs bool) ([]netip.Ad
 	return as, err
 }
 
-// record makes the preview of plan, planned from have to want (with the
-// drains overlaid, as the Sync would apply it); oldVIPs are the VIPs held
-// in the other VIPMode, which the Sync replaces.
-func (v *previewRun) record(p *Proxier, have, want *desired, plan *Plan, oldVIPs []netip.Addr) {
+// record makes the preview of plan, planned from what was read to want
+// (with the drains overlaid, as the Sync would apply it).
+func (v *previewRun) record(p *Proxier, read *peeked, want *desired, plan *Plan) {
 	tp := &TakeoverPreview{}
+	have := read.have
 	for _, k := range unionKeys(have.servers, want.servers) {
 		tp.Changes = append(tp.Changes, previewServer(k, have.servers[k], want.servers[k])...)
 	}
-	tp.Changes = append(tp.Changes, previewVIPs(p.cfg.VIPMode, plan, oldVIPs, want)...)
+	tp.Changes = append(tp.Changes, previewVIPs(p.cfg.VIPMode, plan, read.oldVIPs, want)...)
+	owners := newSetOwners(have, want)
+	for _, f := range []Family{IPv4, IPv6} {
+		if r := read.sets[f]; r != nil && want.rules[f] != nil {
+			tp.Changes = append(tp.Changes, previewSets(f, r, want.rules[f], owners)...)
+		}
+	}
 	slices.SortStableFunc(tp.Changes, func(x, y TakeoverChange) int {
 		// Services by ID, those no Service owns last.
 		if (x.ServiceID == "") != (y.ServiceID == "") {
@@ -259,8 +295,14 @@ func (v *previewRun) record(p *Proxier, have, want *desired, plan *Plan, oldVIPs
 		return cmp.Compare(x.ServiceID, y.ServiceID)
 	})
 	for _, f := range []Family{IPv4, IPv6} {
-		if plan.Rules[f] != nil || plan.RulesAfter[f] != nil {
-			tp.Rewrites = append(tp.Rewrites, fmt.Sprintf("%v: kube-proxy's chains, jump rules and sets replaced by marked equivalents", f))
+		if plan.Rules[f] == nil && plan.RulesAfter[f] == nil {
+			continue
+		}
+		if read.sets[f] != nil {
+			tp.Rewrites = append(tp.Rewrites, fmt.Sprintf("%v: kube-proxy's chains and jump rules replaced by marked equivalents, its ipsets rewritten (member changes above), ledger ipset %s added",
+				f, iptables.VirtualServers.IPSetName(f)))
+		} else {
+			tp.Rewrites = append(tp.Rewrites, fmt.Sprintf("%v: kube-proxy's chains, jump rules and sets replaced by marked equivalents (sets not compared)", f))
 		}
 	}
 	tp.Rewrites = append(tp.Rewrites, fmt.Sprintf("link %s: marked as the Proxier's (its addresses and flags stay)", p.cfg.LinkName))

@@ -56,7 +56,7 @@ func ExampleProxier_PreviewTakeover() {
 	// service default/web:
 	//   destination 10.244.1.5:8080 of tcp 10.96.0.10:80 (ClusterIP http): weight 1 -> 0 (no new connections)
 	// rewritten, same meaning:
-	//   IPv4: kube-proxy's chains, jump rules and sets replaced by marked equivalents
+	//   IPv4: kube-proxy's chains, jump rules and sets replaced by marked equivalents (sets not compared)
 	//   link kube-ipvs0: marked as the Proxier's (its addresses and flags stay)
 	// empty: false
 }

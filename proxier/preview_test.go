@@ -18,23 +18,40 @@ import (
 	"github.com/ipvskit/ipvskit/sysctl/sysctltest"
 )
 
-// kubeProxyNode is a node as kube-proxy leaves it: the virtual servers a
-// Proxier with kube-proxy's names made for s, whose ledger is then thrown
-// away, and an unmarked kube-ipvs0 holding vips.
+// kubeProxySets is a rules fake that reads back kube-proxy's ipsets
+// (setReader), as the iptables back end does while adopting.
+type kubeProxySets struct {
+	*iptablestest.Fake
+	sets *iptables.Ruleset
+}
+
+func (k kubeProxySets) SetMembers(context.Context) (*iptables.Ruleset, error) { return k.sets, nil }
+
+// kubeProxyNode is a node as kube-proxy leaves it: the virtual servers and
+// ipsets a Proxier with kube-proxy's names made for s, whose ledger is
+// then thrown away, and an unmarked kube-ipvs0 holding vips. The Deps'
+// rules read those ipsets back.
 func kubeProxyNode(t *testing.T, s State, vips ...string) (Deps, *ipvstest.Fake, *dummytest.Fake) {
 	t.Helper()
-	ipv := ipvstest.New()
+	ipv, rules := ipvstest.New(), iptablestest.New(iptables.IPv4)
 	first, err := New(&Config{KubeProxyNames: true}, Deps{IPVS: ipv, Link: dummytest.New(), Sysctls: sysctltest.New(""),
-		Rules: map[Family]Rules{IPv4: iptablestest.New(iptables.IPv4)}})
+		Rules: map[Family]Rules{IPv4: rules}})
 	must(t, err)
 	_, err = first.Sync(context.Background(), &s)
 	must(t, err)
+	sets := iptables.NewRuleset(iptables.IPv4, iptables.Options{})
+	for _, set := range iptables.Sets() {
+		if set.IPSetName(iptables.IPv4) != "" && set != iptables.VirtualServers {
+			sets.Add(set, rules.Ruleset().Members(set)...)
+		}
+	}
 	link := dummytest.New()
 	must(t, link.AddLinkAlias("kube-ipvs0", "dummy", ""))
 	for _, v := range vips {
 		must(t, link.AddAddr("kube-ipvs0", netip.MustParsePrefix(v+"/32")))
 	}
-	return Deps{IPVS: ipv, Link: link, Sysctls: sysctltest.New(""), Rules: map[Family]Rules{IPv4: iptablestest.New(iptables.IPv4)}}, ipv, link
+	return Deps{IPVS: ipv, Link: link, Sysctls: sysctltest.New(""),
+		Rules: map[Family]Rules{IPv4: kubeProxySets{iptablestest.New(iptables.IPv4), sets}}}, ipv, link
 }
 
 func previewStates() (kube, ours State) {
@@ -88,11 +105,15 @@ func TestPreviewTakeoverListsEveryChangePerServiceAndChangesNothing(t *testing.T
 		{ServiceID: "default/added", Frontend: "ClusterIP https", Object: "virtual server tcp 198.18.100.3:443", Change: "added (1 destination)"},
 		{ServiceID: "default/added", Frontend: "ClusterIP https", Object: "destination 198.18.3.1:443 of tcp 198.18.100.3:443", Change: "added (weight 1)"},
 		{ServiceID: "default/added", Object: "VIP 198.18.100.3", Change: "bound"},
+		{ServiceID: "default/added", Frontend: "ClusterIP https", Object: "ipset KUBE-CLUSTER-IP member 198.18.100.3,tcp:443", Change: "added"},
+		{ServiceID: "default/added", Object: "ipset KUBE-IPVS-IPS member 198.18.100.3", Change: "added"},
 		{ServiceID: "default/web", Frontend: "ClusterIP http", Object: "virtual server tcp 198.18.100.1:80", Change: "persistence 0s -> 1h0m0s"},
 		{ServiceID: "default/web", Frontend: "ClusterIP http", Object: "destination 198.18.1.1:8080 of tcp 198.18.100.1:80", Change: "weight 1 -> 0 (no new connections)"},
 		{ServiceID: "kube-system/dns", Frontend: "ClusterIP dns", Object: "destination 198.18.2.2:53 of udp 198.18.100.2:53", Change: "deleted"},
 		{Object: "virtual server tcp 198.18.100.9:80", Change: "deleted (with 1 destination)"},
 		{Object: "VIP 198.18.100.9", Change: "unbound"},
+		{Object: "ipset KUBE-CLUSTER-IP member 198.18.100.9,tcp:80", Change: "deleted"},
+		{Object: "ipset KUBE-IPVS-IPS member 198.18.100.9", Change: "deleted"},
 	}
 	if diff := cmp.Diff(want, tp.Changes); diff != "" {
 		t.Errorf("Changes (-want +got):\n%s\n%s", diff, tp)
@@ -106,7 +127,7 @@ func TestPreviewTakeoverListsEveryChangePerServiceAndChangesNothing(t *testing.T
 	if _, err := deps.Link.Ensure(ctx, "kube-ipvs0"); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("kube-ipvs0 after the preview: Ensure = %v, want it still kube-proxy's (unmarked)", err)
 	}
-	if rs := deps.Rules[IPv4].(*iptablestest.Fake).Ruleset(); rs != nil {
+	if rs := deps.Rules[IPv4].(kubeProxySets).Ruleset(); rs != nil {
 		t.Errorf("the preview applied rules: %v", rs)
 	}
 
@@ -136,7 +157,7 @@ func TestPreviewTakeoverOfAnUnchangedNodeIsEmpty(t *testing.T) {
 	}
 	want := "take-over preview: no change to what kube-proxy programmed (no blip)\n" +
 		"rewritten, same meaning:\n" +
-		"  IPv4: kube-proxy's chains, jump rules and sets replaced by marked equivalents\n" +
+		"  IPv4: kube-proxy's chains and jump rules replaced by marked equivalents, its ipsets rewritten (member changes above), ledger ipset KUBE-VIRTUAL-SERVERS added\n" +
 		"  link kube-ipvs0: marked as the Proxier's (its addresses and flags stay)\n"
 	if got := tp.String(); got != want {
 		t.Errorf("String:\n%s\nwant\n%s", got, want)

@@ -3,7 +3,6 @@ package proxier
 import (
 	"context"
 	"errors"
-	"net/netip"
 	"time"
 )
 
@@ -186,12 +185,13 @@ func (p *Proxier) run(ctx context.Context, st step, res *Result) error {
 		lap(&res.Phases.Start)
 	}
 	have := tg.have
-	var oldVIPs []netip.Addr
+	var read *peeked
 	if tg.peek != nil {
 		var err error
-		if have, oldVIPs, err = p.peek(ctx, tg.want); err != nil {
+		if read, err = p.peek(ctx, tg.want); err != nil {
 			return err
 		}
+		have = read.have
 	} else if have == nil {
 		have = p.kernel.applied
 	}
@@ -203,7 +203,7 @@ func (p *Proxier) run(ctx context.Context, st step, res *Result) error {
 	plan.linkName, plan.vipMode, plan.backends = p.cfg.LinkName, p.cfg.VIPMode, p.rules
 	res.Plan = plan
 	if tg.peek != nil {
-		tg.peek.record(p, have, tg.want, plan, oldVIPs)
+		tg.peek.record(p, read, tg.want, plan)
 	}
 	if tg.dry {
 		return nil
