@@ -36,12 +36,14 @@ type TakeoverPreview struct {
 // TakeoverChange is one change a take-over would make.
 type TakeoverChange struct {
 	// ServiceID is the State's Service the changed object serves; empty
-	// for one no Service owns (kube-proxy's leftovers, which the take-over
-	// deletes as kube-proxy would have).
+	// for one no Service owns: kube-proxy's leftovers, which the take-over
+	// deletes as kube-proxy would have, and health-check node ports in
+	// kube-proxy's ipset (no virtual server names them).
 	ServiceID string
 	// Frontend says which of the Service's ports and addresses the object
-	// serves ("ClusterIP http"); empty for a VIP (an address serves every
-	// port) and for objects no Service owns.
+	// serves ("ClusterIP http"); empty for a VIP or an address-only set
+	// member (an address serves every port) and for objects no Service
+	// owns.
 	Frontend string
 	// Object names the object: "virtual server tcp 10.96.0.10:80",
 	// "destination 10.244.1.5:8080 of tcp 10.96.0.10:80", "VIP 10.96.0.10".
@@ -80,11 +82,11 @@ func (tp *TakeoverPreview) Services() []string {
 //
 //	take-over preview: 2 changes to what kube-proxy programmed
 //	service default/web:
-//	  destination 10.244.1.5:8080 of tcp 10.96.0.10:80 (ClusterIP http): weight 1 -> 0
-//	objects no Service owns (kube-proxy's leftovers):
+//	  destination 10.244.1.5:8080 of tcp 10.96.0.10:80 (ClusterIP http): weight 1 -> 0 (no new connections)
+//	objects no Service owns (kube-proxy's leftovers, health-check ports):
 //	  virtual server tcp 10.96.0.99:80: deleted (with 2 destinations)
 //	rewritten, same meaning:
-//	  IPv4: kube-proxy's chains, jump rules and ipsets replaced by marked equivalents
+//	  link kube-ipvs0: marked as the Proxier's (its addresses and flags stay)
 func (tp *TakeoverPreview) WriteTo(w io.Writer) (int64, error) {
 	var b strings.Builder
 	switch n := len(tp.Changes); n {
@@ -98,7 +100,7 @@ func (tp *TakeoverPreview) WriteTo(w io.Writer) (int64, error) {
 	for i, c := range tp.Changes {
 		if i == 0 || tp.Changes[i-1].ServiceID != c.ServiceID {
 			if c.ServiceID == "" {
-				b.WriteString("objects no Service owns (kube-proxy's leftovers):\n")
+				b.WriteString("objects no Service owns (kube-proxy's leftovers, health-check ports):\n")
 			} else {
 				fmt.Fprintf(&b, "service %s:\n", c.ServiceID)
 			}
