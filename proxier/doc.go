@@ -154,7 +154,7 @@
 // Config.AdoptKubeProxy, PreviewTakeover reads back what kube-proxy
 // programmed and returns, per Service, every change that Sync would make
 // to it (virtual servers added, deleted or updated, destinations and their
-// weights, VIPs bound and unbound; kube-proxy's leftovers under their own
-// heading), changing nothing. An empty TakeoverPreview is a take-over
+// weights, VIPs bound and unbound, ipset members; kube-proxy's leftovers
+// under their own heading), changing nothing. An empty TakeoverPreview is a take-over
 // without a blip. docs/takeover.md has the procedure.
 package proxier

@@ -134,9 +134,13 @@ func (tp *TakeoverPreview) String() string {
 // has taken the node over there is nothing of kube-proxy's to preview and
 // it returns an error.
 //
-// The netfilter rules are not compared member by member: the Sync rewrites
-// kube-proxy's chains and ipsets whole, with marked equivalents, and
-// Rewrites says so per family.
+// kube-proxy's ipsets are compared member by member where the back end
+// reads them back (the iptables back end's SetMembers; a back end without
+// it, such as iptablestest's fake, leaves them out and Rewrites says so).
+// Its chains are not compared rule by rule: the Sync rewrites them with
+// marked equivalents, and Rewrites says so per family. The Deps.Link must
+// have AdoptableAddrs (*dummy.Client does), to read kube-ipvs0's addresses
+// without marking it.
 func (p *Proxier) PreviewTakeover(ctx context.Context, s *State) (*TakeoverPreview, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
