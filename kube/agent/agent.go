@@ -190,7 +190,7 @@ func (a *Agent) Run(ctx context.Context) error {
 // makes the Proxier; the informers run until ctx ends.
 func (a *Agent) open(ctx context.Context) (*corev1.Node, error) {
 	if a.p != nil {
-		return nil, errors.New("agent: already started (Run and PreviewTakeover are each called once)")
+		return nil, errors.New("agent: already started (an Agent runs once: Run or PreviewTakeover)")
 	}
 	a.src.start(ctx)
 	if err := a.src.wait(ctx); err != nil {
