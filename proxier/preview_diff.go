@@ -72,48 +72,22 @@ func destChanges(k ipvs.ServiceKey, owner frontend, have, want destSet) []Takeov
 	return out
 }
 
-// fieldDiffs collects "name old -> new" for the fields that differ.
-type fieldDiffs []string
-
-func (f *fieldDiffs) add(name string, old, new any) {
-	if old != new {
-		*f = append(*f, fmt.Sprintf("%s %v -> %v", name, old, new))
-	}
-}
-
-func (f fieldDiffs) String() string { return strings.Join(f, ", ") }
-
 // serviceFieldChanges names the fields of a virtual server that differ
 // from h to w ("" if none).
 func serviceFieldChanges(h, w ipvs.Service) string {
-	var f fieldDiffs
-	f.add("scheduler", h.Scheduler, w.Scheduler)
-	f.add("scheduler flags", h.SchedFlags, w.SchedFlags)
-	f.add("one-packet", h.OnePacket, w.OnePacket)
-	f.add("persistence", h.Persistence.Timeout, w.Persistence.Timeout)
-	f.add("persistence prefix", h.Persistence.PrefixLen, w.Persistence.PrefixLen)
-	f.add("persistence engine", h.PersistenceEngine, w.PersistenceEngine)
-	if len(f) == 0 && h != w {
-		f.add("service", h, w) // a field named above lacks a name
+	if f := serviceFieldDiffs(h, w); len(f) > 0 || h == w {
+		return f.change()
 	}
-	return f.String()
+	return fmt.Sprintf("%+v -> %+v", h, w) // a field serviceFieldDiffs does not name
 }
 
 // destFieldChanges names the fields of a destination that differ from h
 // to w.
 func destFieldChanges(h, w ipvs.Destination) string {
-	var f fieldDiffs
-	f.add("weight", h.Weight, w.Weight)
-	f.add("forwarding", h.Forward, w.Forward)
-	f.add("upper threshold", h.UpperThreshold, w.UpperThreshold)
-	f.add("lower threshold", h.LowerThreshold, w.LowerThreshold)
-	f.add("tunnel", h.TunnelType, w.TunnelType)
-	f.add("tunnel port", h.TunnelPort, w.TunnelPort)
-	f.add("tunnel flags", h.TunnelFlags, w.TunnelFlags)
-	if len(f) == 0 {
-		f.add("destination", h, w)
+	if f := destinationFieldDiffs(h, w); len(f) > 0 {
+		return f.change()
 	}
-	return f.String()
+	return fmt.Sprintf("%+v -> %+v", h, w)
 }
 
 // previewVIPs returns the plan's VIPs bound and unbound, each under every
