@@ -182,3 +182,31 @@ func TestPreviewTakeoverRefusals(t *testing.T) {
 		t.Errorf("PreviewTakeover of an invalid State: %v, want a *ValidationError", err)
 	}
 }
+
+// In VIPLocalRoutes the take-over holds each VIP kube-proxy bound as an
+// address by a local route instead, and unbinds those no Service needs:
+// the preview says so (a route-mode take-over is not blip-free, see
+// docs/vip-modes.md) and changes nothing on the link.
+func TestPreviewTakeoverInRouteMode(t *testing.T) {
+	w := newVIPWorld()
+	must(t, w.link.AddLinkAlias("kube-ipvs0", "dummy", ""))
+	must(t, w.link.AddAddr("kube-ipvs0", netip.MustParsePrefix("198.18.100.1/32")))
+	must(t, w.link.AddAddr("kube-ipvs0", netip.MustParsePrefix("198.18.100.7/32")))
+	p := w.proxier(t, Config{KubeProxyNames: true, AdoptKubeProxy: true, VIPMode: VIPLocalRoutes})
+	tp, err := p.PreviewTakeover(context.Background(), ptr(oneService()))
+	must(t, err)
+	web := "ClusterIP http"
+	want := []TakeoverChange{
+		{ServiceID: "web", Frontend: web, Object: "virtual server tcp 198.18.100.1:80", Change: "added (2 destinations)"},
+		{ServiceID: "web", Frontend: web, Object: "destination 198.18.1.1:8080 of tcp 198.18.100.1:80", Change: "added (weight 1)"},
+		{ServiceID: "web", Frontend: web, Object: "destination 198.18.1.2:8080 of tcp 198.18.100.1:80", Change: "added (weight 1)"},
+		{ServiceID: "web", Object: "VIP 198.18.100.1", Change: "held by a local route instead of an address"},
+		{Object: "VIP 198.18.100.7", Change: "unbound"},
+	}
+	if diff := cmp.Diff(want, tp.Changes); diff != "" {
+		t.Errorf("Changes (-want +got):\n%s\n%s", diff, tp)
+	}
+	if len(w.link.ops) != 0 {
+		t.Errorf("the preview changed the link: %v", w.link.ops)
+	}
+}
