@@ -93,6 +93,26 @@ func (b *Batch) add(op Op, err error) {
 // not copy it as it grows.
 func (b *Batch) Grow(n int) { b.reqs = slices.Grow(b.reqs, n) }
 
+// Append adds o's requests to the end of b, in their order, as if each had
+// been added to b in turn; o is unchanged. If b has no invalid request yet
+// and o has one, o's becomes b's (see Err; its message counts requests from
+// the start of o). Two batches collected apart, by two goroutines say, make
+// one this way.
+func (b *Batch) Append(o *Batch) {
+	if b.err == nil {
+		b.err = o.err
+	}
+	off := uint32(b.svcs.n)
+	for i := range o.svcs.n {
+		b.svcs.add(*o.svcs.at(uint32(i)))
+	}
+	b.reqs = slices.Grow(b.reqs, len(o.reqs))
+	for _, r := range o.reqs {
+		r.svc += off
+		b.reqs = append(b.reqs, r)
+	}
+}
+
 // AddService adds a request to create s.
 func (b *Batch) AddService(s Service) {
 	b.add(Op{Kind: OpAddService, Service: s}, validateService(s))

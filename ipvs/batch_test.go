@@ -151,3 +151,41 @@ func BenchmarkBatch(b *testing.B) {
 		})
 	}
 }
+
+// TestBatchAppend checks that a batch collected in two parts and appended
+// gives back the requests of one collected whole, across the chunks of the
+// service table, and that the first invalid request of the parts is kept.
+func TestBatchAppend(t *testing.T) {
+	var whole, first, second Batch
+	benchBatch(&whole, 700, 3)
+	benchBatch(&first, 300, 3)
+	for s := 300; s < 700; s++ {
+		second.AddService(benchService(s))
+		for d := range 3 {
+			second.AddDestination(benchService(s).Key(), benchDest(s, d))
+		}
+	}
+	n := second.Len()
+	first.Append(&second)
+	if !slices.Equal(first.Ops(), whole.Ops()) {
+		t.Fatal("appended parts differ from the whole batch")
+	}
+	if second.Len() != n || second.At(0) != whole.At(300*4) {
+		t.Error("Append changed the batch appended")
+	}
+	if first.Err() != nil {
+		t.Fatal(first.Err())
+	}
+	var bad Batch
+	bad.AddService(Service{Protocol: TCP, Addr: netip.MustParseAddr("198.18.0.1"), Port: 0})
+	first.Append(&bad)
+	if first.Err() == nil || first.Err() != bad.Err() {
+		t.Errorf("Err after appending an invalid batch: %v, want %v", first.Err(), bad.Err())
+	}
+	var good Batch
+	good.AddService(benchService(1))
+	first.Append(&good)
+	if first.Err() != bad.Err() {
+		t.Error("appending a valid batch replaced the first invalid request")
+	}
+}

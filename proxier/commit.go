@@ -30,6 +30,9 @@ type nodeClaim struct {
 	c claim
 }
 
+func (p *parts) takesServers() bool       { return true }
+func (p *parts) takesRest() bool          { return true }
+func (p *parts) arena() *arena            { return nil }
 func (p *parts) server(vs *virtualServer) { p.servers = append(p.servers, vs) }
 func (p *parts) vip(a netip.Addr)         { p.vips = append(p.vips, a) }
 func (p *parts) member(k setKey)          { p.members[k]++ }
@@ -37,17 +40,28 @@ func (p *parts) nodePort(k vipKey, c claim) {
 	p.claims = append(p.claims, nodeClaim{k, c})
 }
 
-// builder is a sink that writes straight into sv: a build.
-type builder struct{ sv *served }
+// builder is a sink that writes straight into sv: a build. A build runs
+// two at once over the same services (see build): one takes the virtual
+// servers, the other the VIPs, set members and node-port claims, and each
+// writes only its own fields of sv.
+type builder struct {
+	sv      *served
+	servers bool   // this one takes the virtual servers, and nothing else
+	mem     *arena // what the servers' values are cut from
+}
 
-func (b builder) server(vs *virtualServer) { b.sv.model.servers[vs.svc.Key()] = vs }
-func (b builder) vip(a netip.Addr) {
+func (b *builder) takesServers() bool { return b.servers }
+func (b *builder) takesRest() bool    { return !b.servers }
+func (b *builder) arena() *arena      { return b.mem }
+
+func (b *builder) server(vs *virtualServer) { b.sv.model.servers[vs.svc.Key()] = vs }
+func (b *builder) vip(a netip.Addr) {
 	if b.sv.vipRefs[a]++; b.sv.vipRefs[a] == 1 {
 		b.sv.model.vips[a] = true
 		b.sv.model.rules[inet.FamilyOf(a)].Add(iptables.IPVSIPs, iptables.Addr(a))
 	}
 }
-func (b builder) member(k setKey) {
+func (b *builder) member(k setKey) {
 	if shared(k.set) {
 		if b.sv.memberRefs[k]++; b.sv.memberRefs[k] > 1 {
 			return
@@ -55,10 +69,15 @@ func (b builder) member(k setKey) {
 	}
 	b.sv.model.rules[k.fam].Add(k.set, k.m)
 }
-func (b builder) nodePort(k vipKey, c claim) { b.sv.nodePorts[k] = c }
+func (b *builder) nodePort(k vipKey, c claim) { b.sv.nodePorts[k] = c }
 
-// sink receives what a service adds to the kernel state.
+// sink receives what a service adds to the kernel state: the virtual
+// servers if it takes them, the rest (VIPs, set members, node-port claims)
+// if it takes that.
 type sink interface {
+	takesServers() bool
+	takesRest() bool
+	arena() *arena // nil: allocate each value apart
 	server(vs *virtualServer)
 	vip(a netip.Addr)
 	member(k setKey)

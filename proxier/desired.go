@@ -86,7 +86,7 @@ func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipv
 // policy keeps only this node's endpoints, chosen the same way among them;
 // when there are none the VIP has no destinations (traffic to it is not sent
 // elsewhere, which would lose the client's address that Local promises).
-func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) destSet {
+func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family, a *arena) destSet {
 	n, fallback := 0, 0 // the Ready ones; the Serving and Terminating ones
 	for i := range svc.Endpoints {
 		e := &svc.Endpoints[i]
@@ -103,7 +103,7 @@ func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family) de
 	if !ready {
 		n = fallback
 	}
-	out := make([]ipvs.Destination, 0, n)
+	out := a.destinations(n)
 	for i := range svc.Endpoints {
 		e := &svc.Endpoints[i]
 		if inet.FamilyOf(e.Addr) != fam || (policy == Local && !e.Local) {

@@ -108,18 +108,18 @@ func TestChooseEndpointsFallsBackToServingTerminating(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(chooseEndpoints(svc, pt, Cluster, IPv4)); !slices.Equal(got, []string{"198.18.1.5:8080"}) {
+	if got := names(chooseEndpoints(svc, pt, Cluster, IPv4, nil)); !slices.Equal(got, []string{"198.18.1.5:8080"}) {
 		t.Errorf("cluster with a ready endpoint: %v", got)
 	}
-	if got := names(chooseEndpoints(svc, pt, Local, IPv4)); !slices.Equal(got, []string{"198.18.1.2:8080"}) {
+	if got := names(chooseEndpoints(svc, pt, Local, IPv4, nil)); !slices.Equal(got, []string{"198.18.1.2:8080"}) {
 		t.Errorf("local without a local ready endpoint: %v", got)
 	}
 	svc.Endpoints[4].Ready = false
-	if got := names(chooseEndpoints(svc, pt, Cluster, IPv4)); !slices.Equal(got, []string{"198.18.1.1:8080", "198.18.1.2:8080"}) {
+	if got := names(chooseEndpoints(svc, pt, Cluster, IPv4, nil)); !slices.Equal(got, []string{"198.18.1.1:8080", "198.18.1.2:8080"}) {
 		t.Errorf("cluster without ready endpoints: %v", got)
 	}
 	svc.Endpoints[1].Local = false
-	if got := chooseEndpoints(svc, pt, Local, IPv4); len(got) != 0 {
+	if got := chooseEndpoints(svc, pt, Local, IPv4, nil); len(got) != 0 {
 		t.Errorf("local with no local endpoints must have none, got %v", names(got))
 	}
 }
@@ -177,5 +177,48 @@ func TestAffinityTimeoutIsKept(t *testing.T) {
 	svc := &Service{SessionAffinity: &SessionAffinity{Timeout: 60 * time.Second}}
 	if v := virtualService(svc, UDP, a("198.18.0.1"), 53); v.Persistence.Timeout != time.Minute || v.Protocol != ipvs.UDP || v.Family != ipvs.IPv4 {
 		t.Errorf("%+v", v)
+	}
+}
+
+// TestLocalPolicyWithoutLocalEndpointHasNoFallback holds the decision of
+// issue 29 (docs/kube-proxy-differences.md): a virtual server whose policy
+// is Local gets no destinations when the node has no local endpoint, for
+// the cluster IP too when the service is reachable from outside, where
+// kube-proxy's IPVS mode falls back to the cluster endpoints.
+func TestLocalPolicyWithoutLocalEndpointHasNoFallback(t *testing.T) {
+	both := []string{"198.18.1.1:8080", "198.18.1.2:8080"}
+	for _, c := range []struct{ internal, external TrafficPolicy }{{Cluster, Cluster}, {Local, Cluster}, {Cluster, Local}, {Local, Local}} {
+		s := State{
+			Node: Node{Addresses: []netip.Addr{a("198.18.0.10")}},
+			Services: map[string]Service{"web": {
+				ClusterIPs:            []netip.Addr{a("198.18.100.1")},
+				ExternalIPs:           []netip.Addr{a("198.18.200.1")},
+				LoadBalancerIPs:       []netip.Addr{a("198.18.201.1")},
+				Ports:                 []Port{{Name: "http", Protocol: TCP, Port: 80, TargetPort: 8080, NodePort: 30080}},
+				InternalTrafficPolicy: c.internal,
+				ExternalTrafficPolicy: c.external,
+				Endpoints:             []Endpoint{{Addr: a("198.18.1.1"), Ready: true}, {Addr: a("198.18.1.2"), Ready: true}},
+			}},
+		}
+		want := func(p TrafficPolicy) []string {
+			if p == Local {
+				return nil
+			}
+			return both
+		}
+		d := compute(&s, &Config{Families: []Family{IPv4}})
+		for k, w := range map[ipvs.ServiceKey][]string{
+			key(ipvs.TCP, "198.18.100.1", 80):   want(c.internal),
+			key(ipvs.TCP, "198.18.200.1", 80):   want(c.external),
+			key(ipvs.TCP, "198.18.201.1", 80):   want(c.external),
+			key(ipvs.TCP, "198.18.0.10", 30080): want(c.external),
+		} {
+			vs := d.servers[k]
+			if vs == nil {
+				t.Errorf("internal %v, external %v: no virtual server %v", c.internal, c.external, k)
+			} else if got := dests(vs); !slices.Equal(got, w) {
+				t.Errorf("internal %v, external %v: %v destinations %v, want %v", c.internal, c.external, k, got, w)
+			}
+		}
 	}
 }

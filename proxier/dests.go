@@ -29,13 +29,13 @@ type destChoices struct {
 
 // get returns the destinations chooseEndpoints picks for svc's port pt under
 // policy in family fam, choosing them once.
-func (c *destChoices) get(svc *Service, pt Port, policy TrafficPolicy, fam Family) destSet {
+func (c *destChoices) get(svc *Service, pt Port, policy TrafficPolicy, fam Family, a *arena) destSet {
 	for _, x := range c.of[:c.n] {
 		if x.policy == policy && x.fam == fam {
 			return x.ds
 		}
 	}
-	ds := chooseEndpoints(svc, pt, policy, fam)
+	ds := chooseEndpoints(svc, pt, policy, fam, a)
 	if c.n < len(c.of) {
 		c.of[c.n].policy, c.of[c.n].fam, c.of[c.n].ds = policy, fam, ds
 		c.n++

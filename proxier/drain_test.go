@@ -376,7 +376,7 @@ func TestServingTerminatingEndpointsAreOnlyAFallback(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			svc := Service{Endpoints: c.eps}
 			var got []string
-			for _, d := range chooseEndpoints(&svc, Port{Port: 80}, c.policy, IPv4) {
+			for _, d := range chooseEndpoints(&svc, Port{Port: 80}, c.policy, IPv4, nil) {
 				got = append(got, d.Addr.String())
 			}
 			slices.Sort(got)

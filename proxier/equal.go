@@ -8,21 +8,36 @@ import (
 // cloneService returns a deep copy of s: the Proxier keeps what it was
 // given, so that a caller changing its own slices or maps later changes
 // nothing it holds.
-func cloneService(s *Service) Service {
+func cloneService(s *Service) Service { return cloneServiceIn(s, nil) }
+
+// cloneServiceIn is cloneService with its slices cut from a (see arena).
+func cloneServiceIn(s *Service, a *arena) Service {
 	c := *s
-	c.ClusterIPs = slices.Clone(s.ClusterIPs)
-	c.IPFamilies = slices.Clone(s.IPFamilies)
-	c.Ports = slices.Clone(s.Ports)
-	c.ExternalIPs = slices.Clone(s.ExternalIPs)
-	c.LoadBalancerIPs = slices.Clone(s.LoadBalancerIPs)
-	c.LoadBalancerSourceRanges = slices.Clone(s.LoadBalancerSourceRanges)
-	if s.SessionAffinity != nil {
-		a := *s.SessionAffinity
-		c.SessionAffinity = &a
+	if a == nil {
+		c.ClusterIPs = slices.Clone(s.ClusterIPs)
+		c.IPFamilies = slices.Clone(s.IPFamilies)
+		c.Ports = slices.Clone(s.Ports)
+		c.ExternalIPs = slices.Clone(s.ExternalIPs)
+		c.LoadBalancerIPs = slices.Clone(s.LoadBalancerIPs)
+		c.LoadBalancerSourceRanges = slices.Clone(s.LoadBalancerSourceRanges)
+		c.Endpoints = slices.Clone(s.Endpoints)
+	} else {
+		c.ClusterIPs = a.addrs.clone(s.ClusterIPs)
+		c.IPFamilies = a.families.clone(s.IPFamilies)
+		c.Ports = a.ports.clone(s.Ports)
+		c.ExternalIPs = a.addrs.clone(s.ExternalIPs)
+		c.LoadBalancerIPs = a.addrs.clone(s.LoadBalancerIPs)
+		c.LoadBalancerSourceRanges = a.prefixes.clone(s.LoadBalancerSourceRanges)
+		c.Endpoints = a.endpoints.clone(s.Endpoints)
 	}
-	c.Endpoints = slices.Clone(s.Endpoints)
+	if s.SessionAffinity != nil {
+		sa := *s.SessionAffinity
+		c.SessionAffinity = &sa
+	}
 	for i := range c.Endpoints {
-		c.Endpoints[i].Ports = maps.Clone(c.Endpoints[i].Ports)
+		if c.Endpoints[i].Ports != nil {
+			c.Endpoints[i].Ports = maps.Clone(c.Endpoints[i].Ports)
+		}
 	}
 	return c
 }

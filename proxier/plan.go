@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ipvskit/ipvskit/iptables"
 	"github.com/ipvskit/ipvskit/ipvs"
@@ -216,9 +217,15 @@ func makePlan(have, want *desired) *Plan {
 		have = &desired{servers: map[ipvs.ServiceKey]*virtualServer{}, vips: map[netip.Addr]bool{}}
 	}
 	p := &Plan{}
+	// The VIPs and rules beside the virtual servers, at once: they write
+	// other fields of p.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		p.Bind, p.Unbind = vipsOnlyIn(want.vips, have.vips), vipsOnlyIn(have.vips, want.vips)
+		p.Rules, p.RulesAfter = planRules(have.rules, want.rules)
+	})
 	planServers(p, have, want)
-	p.Bind, p.Unbind = vipsOnlyIn(want.vips, have.vips), vipsOnlyIn(have.vips, want.vips)
-	p.Rules, p.RulesAfter = planRules(have.rules, want.rules)
+	wg.Wait()
 	return p
 }
 
@@ -247,6 +254,45 @@ func planServers(p *Plan, have, want *desired) {
 	}
 	slices.SortFunc(changed, func(x, y serverChange) int { return compareServiceKeys(x.k, y.k) })
 	p.IPVSAdd.Grow(n)
+	if len(changed) < parallelPlan {
+		planChanges(p, changed)
+	} else {
+		// A first sync's tens of thousands: two halves at once, the
+		// second into batches of its own, appended after the first.
+		half := len(changed) / 2
+		var second Plan
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			n := 0
+			for _, c := range changed[half:] {
+				n += 1 + len(c.w.dests)
+			}
+			second.IPVSAdd.Grow(n)
+			planChanges(&second, changed[half:])
+		})
+		planChanges(p, changed[:half])
+		wg.Wait()
+		p.IPVSAdd.Append(&second.IPVSAdd)
+		p.IPVSDelete.Append(&second.IPVSDelete)
+	}
+	var gone []ipvs.ServiceKey
+	for k := range have.servers {
+		if want.servers[k] == nil {
+			gone = append(gone, k)
+		}
+	}
+	slices.SortFunc(gone, compareServiceKeys)
+	for _, k := range gone {
+		p.IPVSDelete.DeleteService(k) // its destinations go with it
+	}
+}
+
+// parallelPlan is how many changed virtual servers a plan collects in two
+// halves at once (planServers): a first sync's, not an update's.
+const parallelPlan = 2048
+
+// planChanges adds to p the requests of changed, in order.
+func planChanges(p *Plan, changed []serverChange) {
 	for _, c := range changed {
 		if c.h == nil {
 			p.IPVSAdd.AddService(c.w.svc)
@@ -268,16 +314,6 @@ func planServers(p *Plan, have, want *desired) {
 				}
 			}
 		}
-	}
-	var gone []ipvs.ServiceKey
-	for k := range have.servers {
-		if want.servers[k] == nil {
-			gone = append(gone, k)
-		}
-	}
-	slices.SortFunc(gone, compareServiceKeys)
-	for _, k := range gone {
-		p.IPVSDelete.DeleteService(k) // its destinations go with it
 	}
 }
 

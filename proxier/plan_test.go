@@ -2,6 +2,7 @@ package proxier
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,5 +130,44 @@ func TestRemovedServiceIsUnboundThenDeleted(t *testing.T) {
 	}
 	if len(next.servers) != 0 || len(next.vips) != 0 {
 		t.Errorf("next state not empty: %+v", next)
+	}
+}
+
+// A plan of more virtual servers than parallelPlan is collected in two
+// halves at once; it must be the plan collected in one: every request in
+// the same order, the additions and updates of both halves before the
+// deletions of both.
+func TestPlanInHalvesIsThePlanInOne(t *testing.T) {
+	c := &Config{}
+	want := compute(bigState(parallelPlan+10), c)
+	old := bigState(parallelPlan + 10) // each service with one more endpoint, and another port
+	for id, svc := range old.Services {
+		svc.Endpoints = append(slices.Clone(svc.Endpoints), Endpoint{Addr: netip.MustParseAddr("198.18.250.1"), Ready: true})
+		if id == "svc-7" {
+			svc.Scheduler = "lc"
+		}
+		old.Services[id] = svc
+	}
+	have := compute(old, c)
+	got := makePlan(have, want)
+
+	var ref Plan
+	var changed []serverChange
+	for k, w := range want.servers {
+		changed = append(changed, serverChange{k, w, have.servers[k]})
+	}
+	slices.SortFunc(changed, func(x, y serverChange) int { return compareServiceKeys(x.k, y.k) })
+	planChanges(&ref, changed)
+	if len(changed) < parallelPlan {
+		t.Fatalf("%d virtual servers: too few to plan in halves", len(changed))
+	}
+	if !slices.Equal(got.IPVSAdd.Ops(), ref.IPVSAdd.Ops()) || !slices.Equal(got.IPVSDelete.Ops(), ref.IPVSDelete.Ops()) {
+		t.Fatal("the plan collected in halves differs from the plan collected in one")
+	}
+	if n := got.IPVSDelete.Len(); n != len(changed) {
+		t.Errorf("%d deletions, want %d (one endpoint of each)", n, len(changed))
+	}
+	if n := got.IPVSAdd.Len(); n != 1 {
+		t.Errorf("%d additions and updates, want 1 (svc-7's scheduler)", n)
 	}
 }

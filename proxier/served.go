@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"sync"
 
 	"github.com/ipvskit/ipvskit/inet"
 	"github.com/ipvskit/ipvskit/iptables"
@@ -99,12 +100,24 @@ func build(s *State, c *Config) *served {
 	sv := newServed(&s.Node, c)
 	sv.reserve(s)
 	fams := enabledFamilies(c)
-	b := builder{sv}
+	// Two at once, which write apart (see builder): the virtual servers
+	// from the copies the served State keeps, the rest from s itself, which
+	// is only read. They take about the same time.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		rest := &builder{sv: sv}
+		for id, svc := range s.Services {
+			sv.contribute(id, &svc, fams, rest)
+		}
+	})
+	servers := &builder{sv: sv, servers: true, mem: &arena{}}
 	for id, svc := range s.Services {
-		cp := cloneService(&svc)
-		sv.entries[id] = &cp
-		sv.contribute(id, &cp, fams, b)
+		cp := servers.mem.service()
+		*cp = cloneServiceIn(&svc, servers.mem)
+		sv.entries[id] = cp
+		sv.contribute(id, cp, fams, servers)
 	}
+	wg.Wait()
 	return sv
 }
 
@@ -193,26 +206,28 @@ func (sv *served) heldBy(k vipKey, node bool, changing map[string]*Service) (str
 // contribute gives to out what svc (valid) adds to the kernel state. It
 // reads only svc, the node and the config.
 func (sv *served) contribute(id string, svc *Service, fams map[Family]bool, out sink) {
+	servers, rest := out.takesServers(), out.takesRest()
 	member := func(f Family, set iptables.SetName, m iptables.Member) {
-		if fams[f] {
+		if rest && fams[f] {
 			out.member(setKey{fam: f, set: set, m: m})
 		}
 	}
 	for i, pt := range svc.Ports {
 		var chosen destChoices // the port's virtual servers share them
 		add := func(addr netip.Addr, port int, kind FrontendKind, policy TrafficPolicy, bind bool) {
-			vs := &virtualServer{
-				svc:   virtualService(svc, pt.Protocol, addr, port),
-				dests: chosen.get(svc, pt, policy, inet.FamilyOf(addr)),
-				owner: frontend{ServiceID: id, PortName: pt.Name, Kind: kind},
+			vsvc := virtualService(svc, pt.Protocol, addr, port)
+			if servers {
+				vs := out.arena().server()
+				vs.svc, vs.owner = vsvc, frontend{ServiceID: id, PortName: pt.Name, Kind: kind}
+				vs.dests = chosen.get(svc, pt, policy, inet.FamilyOf(addr), out.arena())
+				out.server(vs)
 			}
-			out.server(vs)
-			member(inet.FamilyOf(addr), iptables.VirtualServers, ledgerMember(vs.svc.Key()))
-			if bind {
+			member(inet.FamilyOf(addr), iptables.VirtualServers, ledgerMember(vsvc.Key()))
+			if bind && rest {
 				out.vip(addr) // and IPVSIPs, while some service binds it
 			}
 		}
-		if pt.NodePort != 0 {
+		if pt.NodePort != 0 && rest {
 			out.nodePort(vipKey{port: pt.NodePort, proto: pt.Protocol}, claim{id: id, port: i, node: true})
 		}
 		for _, a := range svc.ClusterIPs {
@@ -231,9 +246,11 @@ func (sv *served) contribute(id string, svc *Service, fams map[Family]bool, out 
 				}
 			}
 		}
-		portMembers(svc, pt, sv.nodeIPs, sv.node.Addresses, fams, member)
+		if rest {
+			portMembers(svc, pt, sv.nodeIPs, sv.node.Addresses, fams, member)
+		}
 	}
-	if hc := svc.HealthCheckNodePort; hc != 0 {
+	if hc := svc.HealthCheckNodePort; hc != 0 && rest {
 		out.nodePort(vipKey{port: hc, proto: TCP}, claim{id: id, port: -1})
 		for f := range fams {
 			// Whatever the node's addresses: kube-proxy skips the port

@@ -81,9 +81,16 @@ type Service struct {
 	// ExternalTrafficPolicy applies to external IPs, load-balancer IPs and
 	// node ports; InternalTrafficPolicy to cluster IPs. Zero is Cluster.
 	// Local with no local endpoint gives those virtual servers no
-	// destinations, so clients are refused at once (kube-proxy's IPVS mode
-	// falls back to every endpoint, whose replies an outside client then
-	// discards; docs/kube-proxy-differences.md).
+	// destinations, so clients are refused at once: Kubernetes' meaning of
+	// both policies, which kube-proxy's iptables and nftables modes keep
+	// (they drop). kube-proxy's IPVS mode instead gives them every cluster
+	// endpoint (kubernetes#97081): under the external policy always (an
+	// outside client then discards the replies, which come back from
+	// another node); under the internal policy for a port that also has a
+	// node port, or of a service with external or load-balancer IPs.
+	// Taking over a kube-proxy node removes those destinations, and its
+	// preview reports it (docs/kube-proxy-differences.md,
+	// docs/takeover.md).
 	ExternalTrafficPolicy TrafficPolicy
 	InternalTrafficPolicy TrafficPolicy
 	// Scheduler is the IPVS scheduler ("rr", "wrr", "lc", "mh", ...); empty

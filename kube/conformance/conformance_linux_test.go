@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"flag"
-	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -48,7 +47,7 @@ func conform(t *testing.T, cases []tcase, allNodePorts bool) {
 		}
 	}
 	steps := mergedSteps(cases)
-	deliberate = append(deliberate, fallbackDifferences()...)
+	fb := fallbackFrontends(cases)
 	kpRig, iptRig, nftRig := newRig(t), newRig(t), newRig(t)
 	var setup string
 	var exclude, kept []string
@@ -84,8 +83,8 @@ func conform(t *testing.T, cases []tcase, allNodePorts bool) {
 
 		want := readState(t, kpRig)
 		iptState, nftState := readState(t, iptRig), readState(t, nftRig)
-		compareState(t, i, "iptables", want, iptState, had, true)
-		compareState(t, i, "nftables", want, nftState, had, false)
+		compareState(t, i, "iptables", want, iptState, had, fb, true)
+		compareState(t, i, "nftables", want, nftState, had, fb, false)
 		maps.Copy(had, destinations(want.ipvs))
 		for j, s := range []kernelState{want, iptState, nftState} {
 			for _, l := range kept {
@@ -115,7 +114,7 @@ func conform(t *testing.T, cases []tcase, allNodePorts bool) {
 				answered++
 			}
 			for j, be := range []string{"iptables", "nftables"} {
-				if got[j+1] != got[0] && !localFallback(p) {
+				if got[j+1] != got[0] && !fallbackOutcome(p, got[0], got[j+1], fb) {
 					t.Errorf("step %d, %s: %s: kube-proxy: %s; ipvskit (%s): %s", i, be, p.name, got[0], be, got[j+1])
 				}
 			}
@@ -132,32 +131,6 @@ func conform(t *testing.T, cases []tcase, allNodePorts bool) {
 // in corpus order) owns alloc{k}, whichever cases a test runs.
 func allocOf(name string) alloc {
 	return alloc{k: 1 + slices.IndexFunc(corpus, func(c tcase) bool { return c.name == name })}
-}
-
-// fallbackCases are the corpus's cases where kube-proxy's IPVS mode sends
-// external traffic for an external traffic policy Local to cluster
-// endpoints because the node has no local one (kubernetes#97081); ipvskit
-// does not (docs/kube-proxy-differences.md).
-var fallbackCases = []string{"nodeport-etp-local-without-local-endpoint"}
-
-// localFallback says whether p is external traffic of a fallback case,
-// whose outcome differs on purpose.
-func localFallback(p probe) bool {
-	return slices.ContainsFunc(fallbackCases, func(c string) bool {
-		return strings.HasPrefix(p.name, c+"-") && !strings.Contains(p.name, " cluster ")
-	})
-}
-
-// fallbackDifferences are the destinations kube-proxy gives the fallback
-// cases' node ports and ipvskit does not.
-func fallbackDifferences() []difference {
-	var out []difference
-	for _, c := range fallbackCases {
-		np := allocOf(c).nodePort(0)
-		out = append(out, difference{"kube-proxy's fallback to cluster endpoints for " + c,
-			regexp.MustCompile(fmt.Sprintf(`^ipvs - -a -[tus] \S+:%d -r `, np))})
-	}
-	return out
 }
 
 // idleCases are the corpus's cases that remove an endpoint nothing has
@@ -180,15 +153,20 @@ func quiet(p probe, i int) bool {
 // compareState fails on every difference no deliberate difference explains;
 // full compares ipsets and iptables rules too (kube-proxy's names, iptables
 // back end), otherwise only IPVS and the VIPs. had is every destination
-// kube-proxy had at an earlier step (see idleRemoved).
-func compareState(t *testing.T, step int, backend string, kp, ik kernelState, had map[string]string, full bool) {
+// kube-proxy had at an earlier step (see idleRemoved); fb the frontends
+// that fall back on kube-proxy's node (see fallbackRemoved).
+func compareState(t *testing.T, step int, backend string, kp, ik kernelState, had map[string]string, fb []fellBack, full bool) {
 	t.Helper()
 	check := func(what string, a, b []string) {
-		d, idle := diff(a, b), []string(nil)
+		d, idle, fell := diff(a, b), []string(nil), []string(nil)
 		if what == "ipvs" {
 			d, idle = idleRemoved(d, kp.ipvs, had, ik.conns)
 			for _, l := range idle {
 				t.Logf("step %d, %s: idle destination kube-proxy deleted and ipvskit keeps at weight 0: %s", step, backend, l)
+			}
+			d, fell = fallbackRemoved(d, kp.ipvs, ik.ipvs, fb)
+			for _, l := range fell {
+				t.Logf("step %d, %s: kube-proxy's fallback to cluster endpoints, none on ipvskit's: %s", step, backend, l)
 			}
 		}
 		for i, l := range d {
@@ -196,6 +174,7 @@ func compareState(t *testing.T, step int, backend string, kp, ik kernelState, ha
 		}
 		bad, ok := undeliberate(d)
 		ok = append(ok, idle...)
+		ok = append(ok, fell...)
 		if len(ok) > 0 {
 			t.Logf("step %d, %s: %d lines of %s differ on purpose (docs/kube-proxy-differences.md)", step, backend, len(ok), what)
 		}

@@ -266,4 +266,57 @@ var corpus = []tcase{
 		return []step{st(s, slice("s", "a", false, []sport{httpP}, ready(1, ""), ready(2, ""))),
 			st(s, slice("s", "a", false, []sport{httpP}, ready(2, "")))}
 	}},
+	// Issue 29: internalTrafficPolicy Local on a Service that is also
+	// reachable from outside, with and without a local endpoint, beside
+	// either external policy. Without one, kube-proxy's IPVS mode gives
+	// the cluster IP every cluster endpoint (its syncEndpoint fallback,
+	// whenever the port is externally accessible) and ipvskit gives it
+	// none (fallbackCases; docs/kube-proxy-differences.md).
+	policies("nodeport-itp-local-with-local-endpoint", v1.ServiceTypeNodePort, true, false, true),
+	policies("nodeport-itp-local-without-local-endpoint", v1.ServiceTypeNodePort, true, false, false),
+	policies("nodeport-itp-local-etp-local-with-local-endpoint", v1.ServiceTypeNodePort, true, true, true),
+	policies("nodeport-itp-local-etp-local-without-local-endpoint", v1.ServiceTypeNodePort, true, true, false),
+	policies("loadbalancer-itp-local-with-local-endpoint", v1.ServiceTypeLoadBalancer, true, false, true),
+	policies("loadbalancer-itp-local-without-local-endpoint", v1.ServiceTypeLoadBalancer, true, false, false),
+	policies("loadbalancer-etp-local-without-local-endpoint", v1.ServiceTypeLoadBalancer, false, true, false),
+	policies("loadbalancer-itp-local-etp-local-with-local-endpoint", v1.ServiceTypeLoadBalancer, true, true, true),
+	policies("loadbalancer-itp-local-etp-local-without-local-endpoint", v1.ServiceTypeLoadBalancer, true, true, false),
+	// External IPs alone make a ClusterIP Service externally accessible,
+	// so kube-proxy falls back here too.
+	{"external-ips-itp-local-without-local-endpoint", func(a alloc) []step {
+		return []step{st(a.svc("s", http, externalIPs(a.externalIP()), iTPLocal), slice("s", "a", false, []sport{httpP}, two()...))}
+	}},
+	// A load balancer with no node ports and no ingress yet is not
+	// externally accessible: kube-proxy does not fall back, as for a
+	// plain ClusterIP Service (itp-local-without-local-endpoint).
+	{"loadbalancer-pending-itp-local-without-local-endpoint", func(a alloc) []step {
+		return []step{st(a.svc("s", http, a.typ(v1.ServiceTypeLoadBalancer), noLBNodePorts, iTPLocal),
+			slice("s", "a", false, []sport{httpP}, two()...))}
+	}},
+}
+
+// policies is a static case of a Service of type typ (NodePort or
+// LoadBalancer, with a load-balancer IP) with internal and external
+// traffic policies Local or Cluster, and two endpoints, one of them on
+// this node if local.
+func policies(name string, typ v1.ServiceType, itpLocal, etpLocal, local bool) tcase {
+	return tcase{name, func(a alloc) []step {
+		opts := []func(*v1.Service){http, a.typ(typ)}
+		if typ == v1.ServiceTypeLoadBalancer {
+			opts = append(opts, ingress(false, a.lbIP()))
+		}
+		if itpLocal {
+			opts = append(opts, iTPLocal)
+		}
+		if etpLocal && typ == v1.ServiceTypeLoadBalancer {
+			opts = append(opts, eTPLocal(a.hcPort()))
+		} else if etpLocal {
+			opts = append(opts, eTPLocal(0))
+		}
+		eps := two()
+		if local {
+			eps[0] = ready(1, nodeName)
+		}
+		return []step{st(a.svc("s", opts...), slice("s", "a", false, []sport{httpP}, eps...))}
+	}}
 }

@@ -93,8 +93,11 @@
 // its reason.
 //
 //   - kube-proxy's IPVS mode gives an external-policy-Local VIP the cluster
-//     endpoints when the node has none (kubernetes#97081); ipvskit's proxier
-//     gives it no destinations. Convert passes the policy through unchanged.
+//     endpoints when the node has no local one (kubernetes#97081), and an
+//     internal-policy-Local cluster IP too when its port is externally
+//     accessible (a node port, an external or load-balancer IP); ipvskit's
+//     proxier gives them no destinations, as Kubernetes' API documents the
+//     policies. Convert passes both policies through unchanged.
 //   - The load-balancer source-range rule admits the node's own traffic when a
 //     range holds any of Node.Addresses; kube-proxy tests its primary node IP.
 //   - Node.NodePortCIDRs are per family in kube-proxy: a family with no CIDR
