@@ -144,6 +144,9 @@ func (tp *TakeoverPreview) String() string {
 func (p *Proxier) PreviewTakeover(ctx context.Context, s *State) (*TakeoverPreview, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if s == nil {
+		return nil, errors.New("proxier: PreviewTakeover: nil State")
+	}
 	if !p.kernel.adopting {
 		return nil, errors.New("proxier: PreviewTakeover: nothing to take over (Config.AdoptKubeProxy is unset, or a Sync has taken the node over)")
 	}

@@ -176,6 +176,9 @@ func TestPreviewTakeoverRefusals(t *testing.T) {
 	}
 	p, err = New(&Config{KubeProxyNames: true, AdoptKubeProxy: true}, deps)
 	must(t, err)
+	if _, err := p.PreviewTakeover(context.Background(), nil); err == nil {
+		t.Error("PreviewTakeover of a nil State: no error")
+	}
 	bad := State{Services: map[string]Service{"x": {ClusterIPs: []netip.Addr{{}}}}}
 	var ve *ValidationError
 	if _, err := p.PreviewTakeover(context.Background(), &bad); !errors.As(err, &ve) {
