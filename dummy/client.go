@@ -109,6 +109,15 @@ func (c *Client) Adopt(ctx context.Context, name string) error {
 	return c.c.adopt(ctx, name)
 }
 
+// AdoptableAddrs returns the addresses on the dummy link name, as Addrs
+// does, of a link Adopt would take: one marked as the Client's or one with
+// no alias (kube-proxy's kube-ipvs0 before a takeover). It changes nothing:
+// it is how a caller sees what a takeover would find before it takes the
+// link. A link with another alias is a *ForeignError, as for Adopt.
+func (c *Client) AdoptableAddrs(ctx context.Context, name string) ([]netip.Prefix, error) {
+	return c.c.adoptableAddrs(ctx, name)
+}
+
 // Addrs returns every address on the dummy link name, with its prefix
 // length, sorted. The error matches fs.ErrNotExist if there is no such link,
 // and wraps a *LinkTypeError if name is not a dummy link.

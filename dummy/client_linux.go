@@ -182,21 +182,38 @@ func (c *client) adopt(ctx context.Context, name string) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	err := c.begin(ctx)
-	var l link
-	if err == nil {
-		l, err = c.lookupAny(ctx, name)
-	}
-	if err == nil {
-		switch l.alias {
-		case c.owner:
-		case "":
-			err = c.setLinkAttr(ctx, l.index, iflaIfalias, c.owner)
-		default:
-			err = &ForeignError{Name: name, Alias: l.alias, Owner: c.owner}
-		}
+	l, err := c.adoptable(ctx, name)
+	if err == nil && l.alias == "" {
+		err = c.setLinkAttr(ctx, l.index, iflaIfalias, c.owner)
 	}
 	return wrap(ctx, "adopt", name, netip.Prefix{}, err)
+}
+
+// adoptable finds the dummy link name if Adopt may take it: marked as the
+// Client's, or with no alias. Another alias is a *ForeignError.
+func (c *client) adoptable(ctx context.Context, name string) (link, error) {
+	if err := c.begin(ctx); err != nil {
+		return link{}, err
+	}
+	l, err := c.lookupAny(ctx, name)
+	if err == nil && l.alias != c.owner && l.alias != "" {
+		return link{}, &ForeignError{Name: name, Alias: l.alias, Owner: c.owner}
+	}
+	return l, err
+}
+
+func (c *client) adoptableAddrs(ctx context.Context, name string) ([]netip.Prefix, error) {
+	if err := validateName(name); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, err := c.adoptable(ctx, name)
+	var ps []netip.Prefix
+	if err == nil {
+		ps, err = c.list(ctx, l.index)
+	}
+	return ps, wrap(ctx, "addrs", name, netip.Prefix{}, err)
 }
 
 func (c *client) addrs(ctx context.Context, name string) ([]netip.Prefix, error) {

@@ -21,9 +21,12 @@ func (*client) close() error                                          { return e
 func (*client) ensure(context.Context, string) (bool, error)          { return false, errOS() }
 func (*client) adopt(context.Context, string) error                   { return errOS() }
 func (*client) addrs(context.Context, string) ([]netip.Prefix, error) { return nil, errOS() }
-func (*client) bind(context.Context, string, netip.Addr) error        { return errOS() }
-func (*client) unbind(context.Context, string, netip.Addr) error      { return errOS() }
-func (*client) delete(context.Context, string) error                  { return errOS() }
+func (*client) adoptableAddrs(context.Context, string) ([]netip.Prefix, error) {
+	return nil, errOS()
+}
+func (*client) bind(context.Context, string, netip.Addr) error   { return errOS() }
+func (*client) unbind(context.Context, string, netip.Addr) error { return errOS() }
+func (*client) delete(context.Context, string) error             { return errOS() }
 func (*client) sync(context.Context, string, []netip.Addr) (SyncResult, error) {
 	return SyncResult{}, errOS()
 }

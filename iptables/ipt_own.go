@@ -286,12 +286,32 @@ func (b *iptBackend) ownLedger(ctx context.Context) (*Ruleset, error) {
 // ledger reads the owned VirtualServers and IPVSIPs ipsets, as the owner
 // chains of flavors fls prove them: nil if nothing is owned.
 func (b *iptBackend) ledger(ctx context.Context, fls []Flavor) (*Ruleset, error) {
+	return b.readSets(ctx, fls, []SetName{VirtualServers, IPVSIPs})
+}
+
+// setMembers is SetMembers: every owned ipset's members.
+func (b *iptBackend) setMembers(ctx context.Context) (*Ruleset, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var all []SetName
+	for _, s := range Sets() {
+		if s.isIPSet() {
+			all = append(all, s)
+		}
+	}
+	return b.readSets(ctx, []Flavor{b.flavor}, all)
+}
+
+// readSets reads the members of the ipsets of sets that the owner chains
+// of flavors fls prove owned: nil if nothing is owned.
+func (b *iptBackend) readSets(ctx context.Context, fls []Flavor, sets []SetName) (*Ruleset, error) {
 	o, err := b.readOwnership(ctx, fls, true, false)
 	if err != nil || o.empty() {
 		return nil, err
 	}
 	r := NewRuleset(b.fam, Options{})
-	for _, s := range []SetName{VirtualServers, IPVSIPs} {
+	for _, s := range sets {
 		name := b.names.ipset(s, b.fam)
 		if _, ok := o.sets[name]; !ok {
 			continue

@@ -104,6 +104,15 @@ type IPTablesBackend struct {
 	b *iptBackend
 }
 
+// SetMembers reads back the members of the ipsets the back end owns
+// (while adopting, IPTablesConfig.AdoptKubeProxy, kube-proxy's), changing
+// nothing: a Ruleset holding only set members, nil if it owns none. An
+// object of its names without its mark is a *ForeignError, as for Owned.
+// It costs one iptables-save, an ipset header dump and one dump per set.
+func (b *IPTablesBackend) SetMembers(ctx context.Context) (*Ruleset, error) {
+	return b.b.setMembers(ctx)
+}
+
 // NewIPTables prepares the back end in cfg.NetNS: it picks the flavor and
 // opens an ipset client. It changes nothing until the first Apply. An
 // error wrapping ErrNotSupported means the binaries or ipset are missing.

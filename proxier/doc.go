@@ -149,5 +149,13 @@
 // a namespace under either back end. Config.KubeProxyNames opts into
 // kube-proxy's names (kube-ipvs0, KUBE-*, table kube-proxy) for taking over
 // a kube-proxy node; objects kube-proxy made carry no mark and are still
-// never touched.
+// never touched, unless Config.AdoptKubeProxy says to take them over.
+//
+// Take-over preview: before the first Sync of a Proxier with
+// Config.AdoptKubeProxy, PreviewTakeover reads back what kube-proxy
+// programmed and returns, per Service, every change that Sync would make
+// to it (virtual servers added, deleted or updated, destinations and their
+// weights, VIPs bound and unbound, ipset members; kube-proxy's leftovers
+// under their own heading), changing nothing. An empty TakeoverPreview is a take-over
+// without a blip. docs/takeover.md has the procedure.
 package proxier

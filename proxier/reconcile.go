@@ -330,8 +330,12 @@ func vipDrift(have, want *desired, link string, mode VIPMode) []Drift {
 	return out
 }
 
-// fields describes each differing field as "name have, want want".
-type fields []string
+// fields are the fields of an IPVS object that differ, each with its
+// value in the kernel (have) and in the plan (want); "none" for an empty
+// one. Reconcile's drifts and the take-over preview render them.
+type fields []fieldDiff
+
+type fieldDiff struct{ name, have, want string }
 
 func (f *fields) diff(name string, have, want any) {
 	h, w := fmt.Sprint(have), fmt.Sprint(want)
@@ -342,11 +346,29 @@ func (f *fields) diff(name string, have, want any) {
 		w = "none"
 	}
 	if h != w {
-		*f = append(*f, fmt.Sprintf("%s %s, want %s", name, h, w))
+		*f = append(*f, fieldDiff{name, h, w})
 	}
 }
 
-func serviceDiff(h, w ipvs.Service) string {
+// drift renders f as "name have, want want; ...".
+func (f fields) drift() string {
+	out := make([]string, len(f))
+	for i, d := range f {
+		out[i] = fmt.Sprintf("%s %s, want %s", d.name, d.have, d.want)
+	}
+	return strings.Join(out, "; ")
+}
+
+// change renders f as "name have -> want, ...".
+func (f fields) change() string {
+	out := make([]string, len(f))
+	for i, d := range f {
+		out[i] = fmt.Sprintf("%s %s -> %s", d.name, d.have, d.want)
+	}
+	return strings.Join(out, ", ")
+}
+
+func serviceFieldDiffs(h, w ipvs.Service) fields {
 	var f fields
 	f.diff("scheduler", h.Scheduler, w.Scheduler)
 	f.diff("scheduler flags", h.SchedFlags, w.SchedFlags)
@@ -354,13 +376,18 @@ func serviceDiff(h, w ipvs.Service) string {
 	f.diff("persistence", h.Persistence.Timeout, w.Persistence.Timeout)
 	f.diff("persistence prefix", h.Persistence.PrefixLen, w.Persistence.PrefixLen)
 	f.diff("persistence engine", h.PersistenceEngine, w.PersistenceEngine)
+	return f
+}
+
+func serviceDiff(h, w ipvs.Service) string {
+	f := serviceFieldDiffs(h, w)
 	if len(f) == 0 {
 		return fmt.Sprintf("%+v, want %+v", h, w)
 	}
-	return strings.Join(f, "; ")
+	return f.drift()
 }
 
-func destinationDiff(h, w ipvs.Destination) string {
+func destinationFieldDiffs(h, w ipvs.Destination) fields {
 	var f fields
 	f.diff("forwarding", h.Forward, w.Forward)
 	f.diff("weight", h.Weight, w.Weight)
@@ -370,8 +397,13 @@ func destinationDiff(h, w ipvs.Destination) string {
 	f.diff("tunnel port", h.TunnelPort, w.TunnelPort)
 	f.diff("tunnel flags", h.TunnelFlags, w.TunnelFlags)
 	f.diff("family", h.Family, w.Family)
+	return f
+}
+
+func destinationDiff(h, w ipvs.Destination) string {
+	f := destinationFieldDiffs(h, w)
 	if len(f) == 0 {
 		return fmt.Sprintf("%+v, want %+v", h, w)
 	}
-	return strings.Join(f, "; ")
+	return f.drift()
 }

@@ -125,6 +125,9 @@ type target struct {
 	sets map[Family]*SetChanges
 	// dry says to stop once planned.
 	dry bool
+	// peek, in a dry run, reads the kernel back first (without a start)
+	// and records the take-over preview (PreviewTakeover).
+	peek *previewRun
 }
 
 // whole is a whole State, computed and planned against all the kernel
@@ -182,7 +185,14 @@ func (p *Proxier) run(ctx context.Context, st step, res *Result) error {
 		lap(&res.Phases.Start)
 	}
 	have := tg.have
-	if have == nil {
+	var read *peeked
+	if tg.peek != nil {
+		var err error
+		if read, err = p.peek(ctx, tg.want); err != nil {
+			return err
+		}
+		have = read.have
+	} else if have == nil {
 		have = p.kernel.applied
 	}
 	drains := overlayDrains(have, tg.want, p.pending.drains, p.now())
@@ -192,6 +202,9 @@ func (p *Proxier) run(ctx context.Context, st step, res *Result) error {
 	}
 	plan.linkName, plan.vipMode, plan.backends = p.cfg.LinkName, p.cfg.VIPMode, p.rules
 	res.Plan = plan
+	if tg.peek != nil {
+		tg.peek.record(p, read, tg.want, plan)
+	}
 	if tg.dry {
 		return nil
 	}

@@ -254,6 +254,24 @@ func (f *Fake) Addrs(ctx context.Context, name string) ([]netip.Prefix, error) {
 	return l.sorted(), nil
 }
 
+// AdoptableAddrs is dummy.Client.AdoptableAddrs.
+func (f *Fake) AdoptableAddrs(ctx context.Context, name string) ([]netip.Prefix, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, err := f.lookup(ctx, name)
+	var fe *dummy.ForeignError
+	if errors.As(err, &fe) && fe.Alias == "" {
+		l, err = f.links[name], nil
+	}
+	if err != nil {
+		return nil, opErr("addrs", name, netip.Prefix{}, err)
+	}
+	return l.sorted(), nil
+}
+
 // Bind is dummy.Client.Bind.
 func (f *Fake) Bind(ctx context.Context, name string, addr netip.Addr) error {
 	if err := checkName(name); err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
@@ -67,6 +68,9 @@ type Agent struct {
 	rep    *reporters
 	hooks  hooks
 	last   lastSync
+	// adopting is set until a sync with Options.Proxier.AdoptKubeProxy
+	// succeeds: each sync before previews the take-over first.
+	adopting bool
 	// afterSync, if set (tests), is called at the end of every sync.
 	afterSync func()
 	// cachesSynced and firstSyncEnd are when the informers had their
@@ -102,7 +106,7 @@ func New(o Options) (*Agent, error) {
 	if o.ReconcilePeriod <= 0 {
 		o.ReconcilePeriod = o.Config.SyncPeriod
 	}
-	a := &Agent{o: o, log: o.Logger, clock: o.Clock}
+	a := &Agent{o: o, log: o.Logger, clock: o.Clock, adopting: o.Proxier.AdoptKubeProxy}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -136,35 +140,14 @@ func (a *Agent) changed(kind string, obj any) {
 // Run starts the informers, waits for them and for the agent's Node, makes
 // the Proxier, syncs, and keeps the node in sync until ctx ends; then it
 // returns nil, leaving the node serving. An error means it could not start.
+// With Options.Proxier.AdoptKubeProxy, the first sync previews the
+// take-over first (see PreviewTakeover) and logs every change it makes.
 func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	a.src.start(ctx)
-	if err := a.src.wait(ctx); err != nil {
-		return err
-	}
-	a.cachesSynced.Store(a.clock.Now().UnixNano())
-	node, err := a.src.waitNode(ctx, a.o.Config.DetectLocalMode == DetectNodeCIDR)
+	node, err := a.open(ctx)
 	if err != nil {
 		return err
-	}
-	if a.hooks.node != nil {
-		a.hooks.node(health.NodeEligible(node))
-	}
-	cfg, err := a.proxierConfig(node)
-	if err != nil {
-		return err
-	}
-	if user := cfg.Observer; user != nil {
-		cfg.Observer = proxier.ObserverFunc(func(e proxier.Event) {
-			a.rep.metrics.Observe(e)
-			user.Observe(e)
-		})
-	} else {
-		cfg.Observer = a.rep.metrics
-	}
-	if a.p, err = a.o.NewProxier(cfg); err != nil {
-		return fmt.Errorf("agent: making the proxier: %w", err)
 	}
 	if t := a.o.Config.Timeouts; t != (ipvs.Timeouts{}) && a.o.SetTimeouts != nil {
 		if err := a.o.SetTimeouts(ctx, t); err != nil {
@@ -201,6 +184,42 @@ func (a *Agent) Run(ctx context.Context) error {
 	})
 	<-done
 	return nil
+}
+
+// open starts the informers, waits for them and for the agent's Node, and
+// makes the Proxier; the informers run until ctx ends.
+func (a *Agent) open(ctx context.Context) (*corev1.Node, error) {
+	if a.p != nil {
+		return nil, errors.New("agent: already started (an Agent runs once: Run or PreviewTakeover)")
+	}
+	a.src.start(ctx)
+	if err := a.src.wait(ctx); err != nil {
+		return nil, err
+	}
+	a.cachesSynced.Store(a.clock.Now().UnixNano())
+	node, err := a.src.waitNode(ctx, a.o.Config.DetectLocalMode == DetectNodeCIDR)
+	if err != nil {
+		return nil, err
+	}
+	if a.hooks.node != nil {
+		a.hooks.node(health.NodeEligible(node))
+	}
+	cfg, err := a.proxierConfig(node)
+	if err != nil {
+		return nil, err
+	}
+	if user := cfg.Observer; user != nil {
+		cfg.Observer = proxier.ObserverFunc(func(e proxier.Event) {
+			a.rep.metrics.Observe(e)
+			user.Observe(e)
+		})
+	} else {
+		cfg.Observer = a.rep.metrics
+	}
+	if a.p, err = a.o.NewProxier(cfg); err != nil {
+		return nil, fmt.Errorf("agent: making the proxier: %w", err)
+	}
+	return node, nil
 }
 
 // every calls fn every d until ctx ends, in its own goroutine.

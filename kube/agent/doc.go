@@ -25,4 +25,12 @@
 // Run returns when its context ends and leaves the node serving: a
 // replacement agent (or kube-proxy, see docs/takeover.md) takes over without
 // a blip. Proxier.Cleanup removes everything the agent's Proxier owns.
+//
+// Taking over a kube-proxy node (Options.Proxier.AdoptKubeProxy):
+// PreviewTakeover, called instead of Run, is the dry run (ipvskit-proxy
+// --adopt-kube-proxy --dry-run): it converts the cluster's Services and
+// returns what the take-over would change of what kube-proxy programmed,
+// changing nothing. Run previews the same way before its adopting sync, logs
+// each change (a "take-over change" line with service, frontend, object and
+// change) and sets the metric ipvskit_takeover_changes to their count.
 package agent

@@ -74,11 +74,15 @@ func (a *Agent) sync(ctx context.Context) error {
 		a.log.Warn("sync not attempted", "err", err)
 		return err
 	}
+	if a.adopting {
+		a.previewTakeover(ctx, st)
+	}
 	res, err := a.p.Sync(ctx, st)
 	if err != nil {
 		a.log.Warn("sync failed", "err", err)
 		return err
 	}
+	a.adopting = false
 	a.firstSyncEnd.CompareAndSwap(0, a.clock.Now().UnixNano())
 	if a.hooks.synced != nil {
 		a.hooks.synced(st, res)

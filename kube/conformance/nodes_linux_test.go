@@ -214,6 +214,19 @@ func (k *ipvskit) apply(t *testing.T, s step) {
 // sync is apply, returning the Sync's Result.
 func (k *ipvskit) sync(t *testing.T, s step) *proxier.Result {
 	t.Helper()
+	st := k.state(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	defer cancel()
+	res, err := k.p.Sync(ctx, &st)
+	if err != nil {
+		t.Fatalf("ipvskit Sync: %v", err)
+	}
+	return res
+}
+
+// state is the State s converts to on the rig's node.
+func (k *ipvskit) state(t *testing.T, s step) proxier.State {
+	t.Helper()
 	node := convert.Node{
 		Name:          nodeName,
 		Addresses:     []netip.Addr{netip.MustParseAddr(nodeAddr), netip.MustParseAddr(nodeAddr6)},
@@ -229,13 +242,7 @@ func (k *ipvskit) sync(t *testing.T, s step) *proxier.Result {
 	for _, sk := range skipped {
 		t.Logf("converter skipped %s: %s", sk.Service, sk.Reason)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
-	defer cancel()
-	res, err := k.p.Sync(ctx, &st)
-	if err != nil {
-		t.Fatalf("ipvskit Sync: %v", err)
-	}
-	return res
+	return st
 }
 
 func (s step) objects() []any {

@@ -50,8 +50,9 @@ func takeoverStep(extra bool) step {
 // TestTakeOverAKubeProxyNode: kube-proxy configures a node and serves live
 // traffic (a loop of requests to every Service and long-lived connections);
 // kube-proxy stops; a Proxier with kube-proxy's names and AdoptKubeProxy
-// syncs the same Services: nothing in IPVS or on the VIP link is added,
-// deleted or made again, and the iptables rules are rewritten in place. Then
+// previews the take-over (empty: no blip), then syncs the same Services:
+// nothing in IPVS or on the VIP link is added, deleted or made again, and
+// the iptables rules are rewritten in place. Then
 // an endpoint is added, and the Proxier moves to the nftables back end,
 // which removes kube-proxy's chains and sets only once its own rules are in.
 // Not one request fails, and every long-lived connection lives through it.
@@ -67,6 +68,13 @@ func TestTakeOverAKubeProxyNode(t *testing.T) {
 	tr.wait(t, "kube-proxy stopped")
 
 	ik := newIPVSKitAdopting(t, r, proxier.IPTables, true)
+	// The no-blip take-over previews as empty.
+	st := ik.state(t, s)
+	tp, err := ik.p.PreviewTakeover(context.Background(), &st)
+	must(t, err)
+	if !tp.Empty() {
+		t.Errorf("the take-over's preview lists changes:\n%s", tp)
+	}
 	res := ik.sync(t, s)
 	var made []string
 	for _, op := range append(res.Plan.IPVSAdd.Ops(), res.Plan.IPVSDelete.Ops()...) {
@@ -171,9 +179,15 @@ type echoConn struct {
 
 func startTraffic(t *testing.T, r *rig, s step) *traffic {
 	t.Helper()
+	return startTrafficExcept(t, r, s, netip.AddrPort{})
+}
+
+// startTrafficExcept is startTraffic without requests to skip.
+func startTrafficExcept(t *testing.T, r *rig, s step, skip netip.AddrPort) *traffic {
+	t.Helper()
 	var targets []netip.AddrPort
 	for _, p := range probesOf(s) {
-		if p.network == "tcp" && strings.Contains(p.name, ":http ") {
+		if p.network == "tcp" && strings.Contains(p.name, ":http ") && p.dst != skip {
 			targets = append(targets, p.dst)
 		}
 	}

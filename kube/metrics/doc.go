@@ -44,6 +44,7 @@
 //	ipvskit_drain_deleted_total                    counter, draining destinations deleted
 //	ipvskit_conntrack_deleted_entries_total        counter, stale conntrack entries deleted
 //	ipvskit_drift_repairs_total{subsystem}         counter, drifts Reconcile repaired
+//	ipvskit_takeover_changes                       gauge, changes a kube-proxy node's take-over makes (TakeoverChanges; absent unless one was previewed)
 //
 // # Example
 //

@@ -48,6 +48,7 @@ type Metrics struct {
 	drained          prometheus.Counter
 	conntrackDeleted prometheus.Counter
 	repairs          *prometheus.CounterVec
+	takeoverChanges  *prometheus.GaugeVec
 }
 
 // syncBuckets are kube-proxy's for sync durations: 1ms doubling up to
@@ -152,12 +153,18 @@ func New(reg prometheus.Registerer, cfg *Config) (*Metrics, error) {
 		Namespace: ik, Name: "drift_repairs_total",
 		Help: "Differences from the applied state found and repaired by Reconcile, by subsystem.",
 	}, []string{"subsystem"})
+	// No labels: absent until TakeoverChanges sets it, so a node that was
+	// never taken over does not read as one taken over without a blip.
+	m.takeoverChanges = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: ik, Name: "takeover_changes",
+		Help: "Changes the take-over of a kube-proxy node makes to what kube-proxy programmed, as previewed before the adopting sync (0: no blip).",
+	}, nil)
 
 	cs := []prometheus.Collector{m.syncDuration, m.lastSync, m.lastQueued, m.restoreFailures,
 		m.serviceChanges, m.servicesPending, m.endpointChanges, m.endpointsPending, m.netProgramming,
 		m.healthz, m.livez,
 		m.phaseDuration, m.ops, m.errors, m.virtualServers, m.vips, m.drainQueue, m.drained,
-		m.conntrackDeleted, m.repairs}
+		m.conntrackDeleted, m.takeoverChanges, m.repairs}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, c := range cs[:i] {
@@ -231,6 +238,13 @@ func ParseTriggerTime(value string) (time.Time, bool) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, value)
 	return t, err == nil
+}
+
+// TakeoverChanges records the number of changes the take-over of a
+// kube-proxy node makes (len of proxier.TakeoverPreview.Changes, taken
+// before the adopting sync); 0 is a take-over without a blip.
+func (m *Metrics) TakeoverChanges(n int) {
+	m.takeoverChanges.WithLabelValues().Set(float64(n))
 }
 
 // Probed counts one answer of the proxy health server: path is "/healthz"

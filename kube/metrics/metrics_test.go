@@ -313,3 +313,25 @@ func TestParseTriggerTime(t *testing.T) {
 		}
 	}
 }
+
+// ipvskit_takeover_changes is absent until the agent previews a take-over,
+// so a node never taken over does not read as a blip-free take-over.
+func TestTakeoverChangesIsAbsentUntilSet(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m, err := New(reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := testutil.GatherAndCount(reg, "ipvskit_takeover_changes"); err != nil || n != 0 {
+		t.Errorf("before TakeoverChanges: %d series (%v), want none", n, err)
+	}
+	m.TakeoverChanges(2)
+	want := `
+# HELP ipvskit_takeover_changes Changes the take-over of a kube-proxy node makes to what kube-proxy programmed, as previewed before the adopting sync (0: no blip).
+# TYPE ipvskit_takeover_changes gauge
+ipvskit_takeover_changes 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ipvskit_takeover_changes"); err != nil {
+		t.Error(err)
+	}
+}

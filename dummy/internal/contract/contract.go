@@ -24,6 +24,7 @@ type Links interface {
 	Update(ctx context.Context, name string, add, remove []netip.Addr) error
 	Delete(ctx context.Context, name string) error
 	Adopt(ctx context.Context, name string) error
+	AdoptableAddrs(ctx context.Context, name string) ([]netip.Prefix, error)
 	Routes(ctx context.Context, name string) ([]netip.Addr, error)
 	UpdateRoutes(ctx context.Context, name string, add, remove []netip.Addr) error
 }
@@ -445,6 +446,13 @@ func adopt(t *testing.T, w World) {
 	for _, p := range theirs {
 		w.AddAddr(t, "kube-ipvs0", p)
 	}
+	// AdoptableAddrs reads what Adopt would take, and takes nothing.
+	if got, err := w.Links.AdoptableAddrs(ctx, "kube-ipvs0"); err != nil || !slices.Equal(got, theirs) {
+		t.Fatalf("AdoptableAddrs of an unmarked dummy link = %v, %v; want %v", got, err, theirs)
+	}
+	if _, err := w.Links.Ensure(ctx, "kube-ipvs0"); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("Ensure after AdoptableAddrs: %v; want the link still unmarked (fs.ErrExist)", err)
+	}
 	if err := w.Links.Adopt(ctx, "kube-ipvs0"); err != nil {
 		t.Fatalf("Adopt of an unmarked dummy link: %v", err)
 	}
@@ -464,6 +472,12 @@ func adopt(t *testing.T, w World) {
 	if err := w.Links.Adopt(ctx, "vip-other"); !errors.As(err, &fe) || fe.Alias != "docker-vips" || !errors.Is(err, fs.ErrExist) {
 		t.Errorf("Adopt of another owner's link: %v; want a *ForeignError", err)
 	}
+	if _, err := w.Links.AdoptableAddrs(ctx, "vip-other"); !errors.As(err, &fe) || fe.Alias != "docker-vips" {
+		t.Errorf("AdoptableAddrs of another owner's link: %v; want a *ForeignError", err)
+	}
+	if got, err := w.Links.AdoptableAddrs(ctx, "kube-ipvs0"); err != nil || len(got) != 3 {
+		t.Errorf("AdoptableAddrs of the adopted link = %v, %v; want its 3 addresses", got, err)
+	}
 	want(t, w, "vip-other", []netip.Prefix{host(c)})
 	w.Foreign(t, "br-other")
 	var lt *dummy.LinkTypeError
@@ -472,6 +486,12 @@ func adopt(t *testing.T, w World) {
 	}
 	if err := w.Links.Adopt(ctx, "nothing0"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Adopt of a missing link: %v; want fs.ErrNotExist", err)
+	}
+	if _, err := w.Links.AdoptableAddrs(ctx, "br-other"); !errors.As(err, &lt) {
+		t.Errorf("AdoptableAddrs of a bridge: %v; want a *LinkTypeError", err)
+	}
+	if _, err := w.Links.AdoptableAddrs(ctx, "nothing0"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("AdoptableAddrs of a missing link: %v; want fs.ErrNotExist", err)
 	}
 }
 

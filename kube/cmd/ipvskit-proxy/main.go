@@ -7,14 +7,19 @@
 // It reads kube-proxy's KubeProxyConfiguration file (--config) and names the
 // fields it ignores; its own choices are flags. SIGTERM or SIGINT stops it and
 // leaves the node serving; --cleanup removes everything its Proxier owns and
-// exits, as kube-proxy's flag does. Run it as root, in the node's network
+// exits, as kube-proxy's flag does. With --adopt-kube-proxy, --dry-run
+// prints what taking the node over would change of what kube-proxy
+// programmed, per Service, and exits without changing anything
+// (docs/takeover.md): run it first. Run it as root, in the node's network
 // namespace (hostNetwork).
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -34,6 +39,7 @@ type flags struct {
 	backend, instance, families          string
 	proxyName                            string
 	kubeProxyNames, adopt, cleanup       bool
+	dryRun                               bool
 	maxDrain                             time.Duration
 	verbose                              bool
 }
@@ -51,6 +57,7 @@ func main() {
 	flag.StringVar(&f.families, "families", "ipv4", "IP families served: ipv4, ipv6 or ipv4,ipv6")
 	flag.StringVar(&f.proxyName, "service-proxy-name", "", "serve only the Services labelled service.kubernetes.io/service-proxy-name=NAME (to run beside kube-proxy); empty serves the unlabelled ones, as kube-proxy")
 	flag.DurationVar(&f.maxDrain, "max-drain", 0, "how long a removed TCP endpoint drains at most (0: 15m)")
+	flag.BoolVar(&f.dryRun, "dry-run", false, "with --adopt-kube-proxy: print what the take-over would change of what kube-proxy programmed, per Service, and exit without changing anything")
 	flag.BoolVar(&f.cleanup, "cleanup", false, "remove everything this instance's Proxier owns, then exit")
 	flag.BoolVar(&f.verbose, "v", false, "log every sync")
 	flag.Parse()
@@ -61,13 +68,16 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, f, log); err != nil {
+	if err := run(ctx, f, log, os.Stdout); err != nil {
 		log.Error("ipvskit-proxy", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, f flags, log *slog.Logger) error {
+func run(ctx context.Context, f flags, log *slog.Logger, stdout io.Writer) error {
+	if f.dryRun && (!f.adopt || f.cleanup) {
+		return errors.New("--dry-run previews a take-over: it needs --adopt-kube-proxy, and not --cleanup")
+	}
 	cfg := agent.DefaultConfig()
 	if f.config != "" {
 		file, err := os.Open(f.config)
@@ -119,6 +129,14 @@ func run(ctx context.Context, f flags, log *slog.Logger) error {
 		ServiceProxyName: f.proxyName, Logger: log,
 	})
 	if err != nil {
+		return err
+	}
+	if f.dryRun {
+		tp, err := a.PreviewTakeover(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = tp.WriteTo(stdout)
 		return err
 	}
 	return a.Run(ctx)
