@@ -80,6 +80,12 @@ func probesOf(s step) []probe {
 	return out
 }
 
+// probeTimeout is how long a request waits for an answer or an error. An
+// address nothing serves any more fails "unreachable" once the node's
+// neighbour lookup gives up; on a loaded machine that took longer than 2 s
+// and read as "timeout" on one node and not the other.
+const probeTimeout = 4 * time.Second
+
 // tries is how many requests a probe makes: more than the backends of any
 // case, so that round robin shows every backend.
 const tries = 5
@@ -92,7 +98,7 @@ func (r *rig) outcome(t *testing.T, p probe) string {
 	var results []string
 	r.client.Do(t, func() {
 		for range tries {
-			res := exchange(p.network, p.src, p.dst, 2*time.Second)
+			res := exchange(p.network, p.src, p.dst, probeTimeout)
 			results = append(results, res)
 			if !strings.HasPrefix(res, "b") {
 				break // a failed request fails the same way again, slowly
