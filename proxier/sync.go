@@ -138,7 +138,7 @@ func (w whole) validate(p *Proxier) error { return w.s.Validate(&p.cfg) }
 
 func (w whole) compute(p *Proxier) *target {
 	p.serving.sv = build(w.s, &p.cfg)
-	p.warnAll(w.s)
+	p.warnAll()
 	m := p.serving.sv.model
 	return &target{want: m, whole: m}
 }

@@ -29,7 +29,8 @@ func (w Warning) String() string { return Problem(w).String() }
 // are the node-port addresses (nodePortAddrs); fams the enabled families.
 func serviceWarnings(id string, svc *Service, nodeIPs []netip.Addr, fams map[Family]bool) []Warning {
 	var out []Warning
-	base := fmt.Sprintf("services[%q]", id)
+	// Paths are formatted only for a warning: most services have none.
+	base := func() string { return fmt.Sprintf("services[%q]", id) }
 	served := map[Family]bool{} // the families with a frontend
 	for _, group := range [][]netip.Addr{svc.ClusterIPs, svc.ExternalIPs, svc.LoadBalancerIPs} {
 		for _, a := range group {
@@ -48,13 +49,13 @@ func serviceWarnings(id string, svc *Service, nodeIPs []netip.Addr, fams map[Fam
 				served[f] = true
 				continue
 			}
-			out = append(out, Warning{Path: fmt.Sprintf("%s.ports[%d].nodePort", base, i), Value: itoa(pt.NodePort),
+			out = append(out, Warning{Path: fmt.Sprintf("%s.ports[%d].nodePort", base(), i), Value: itoa(pt.NodePort),
 				Msg: fmt.Sprintf("is not served over %v: the node has no %v address (of Node.Addresses, in NodePortCIDRs if set, outside Config.ExcludeCIDRs)", f, f)})
 		}
 	}
 	if len(served) == 0 {
 		if len(svc.Endpoints) > 0 {
-			out = append(out, Warning{Path: base + ".endpoints", Msg: "are unused: the service has no frontend (no cluster, external or load-balancer IP, and no node port served)"})
+			out = append(out, Warning{Path: base() + ".endpoints", Msg: "are unused: the service has no frontend (no cluster, external or load-balancer IP, and no node port served)"})
 		}
 		return out
 	}
@@ -64,10 +65,10 @@ func serviceWarnings(id string, svc *Service, nodeIPs []netip.Addr, fams map[Fam
 		switch {
 		case served[f]:
 		case !servesFamily(svc, f) && len(svc.IPFamilies) > 0:
-			out = append(out, Warning{Path: fmt.Sprintf("%s.endpoints[%d].addr", base, i), Value: a.String(),
+			out = append(out, Warning{Path: fmt.Sprintf("%s.endpoints[%d].addr", base(), i), Value: a.String(),
 				Msg: fmt.Sprintf("is unused: the service is not served in %v (ipFamilies)", f)})
 		default:
-			out = append(out, Warning{Path: fmt.Sprintf("%s.endpoints[%d].addr", base, i), Value: a.String(),
+			out = append(out, Warning{Path: fmt.Sprintf("%s.endpoints[%d].addr", base(), i), Value: a.String(),
 				Msg: fmt.Sprintf("is unused: the service has no %v frontend (cluster, external or load-balancer IP, or node port)", f)})
 		}
 	}
@@ -112,15 +113,22 @@ func (ws warnings) of(ids map[string]*Service) []Warning {
 	return out
 }
 
-// warnAll replaces the warnings with those of s (valid), logging the new
-// ones.
-func (p *Proxier) warnAll(s *State) {
+// warnAll replaces the warnings with those of the services served (a whole
+// State just built), logging the new ones.
+func (p *Proxier) warnAll() {
 	old, fams := p.serving.warns, enabledFamilies(&p.cfg)
 	p.serving.warns = warnings{}
-	for _, id := range slices.Sorted(maps.Keys(s.Services)) {
-		svc := s.Services[id]
+	// Found in any order, set (and logged) in the order of their IDs:
+	// only the few services with warnings are sorted.
+	found := map[string][]Warning{}
+	for id, svc := range p.serving.sv.entries {
+		if ws := serviceWarnings(id, svc, p.serving.sv.nodeIPs, fams); len(ws) > 0 {
+			found[id] = ws
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(found)) {
 		p.serving.warns[id] = old[id]
-		p.serving.warns.set(id, serviceWarnings(id, &svc, p.serving.sv.nodeIPs, fams), p.cfg.Logger)
+		p.serving.warns.set(id, found[id], p.cfg.Logger)
 	}
 }
 
