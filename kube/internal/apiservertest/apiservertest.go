@@ -145,8 +145,10 @@ func command(bin string, args ...string) *exec.Cmd {
 		return exec.Command(bin, args...)
 	}
 	// unshare --mount makes the new namespace's mounts private, and both it
-	// and the shell exec: the process started is the program itself.
-	script := `mount -t tmpfs -o mode=1777 tmp /tmp && exec "$0" "$@"`
+	// and the shell exec: the process started is the program itself. The
+	// program is opened before the tmpfs hides /tmp and run through its
+	// descriptor, so that it may live under /tmp too (a cache there).
+	script := `exec 3<"$0" && mount -t tmpfs -o mode=1777 tmp /tmp && exec /proc/self/fd/3 "$@"`
 	return exec.Command("unshare", append([]string{"--mount", "--", "sh", "-c", script, bin}, args...)...)
 }
 
