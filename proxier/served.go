@@ -222,8 +222,11 @@ func (sv *served) contribute(id string, svc *Service, fams map[Family]bool, out 
 				vs.dests = chosen.get(svc, pt, policy, inet.FamilyOf(addr), out.arena())
 				out.server(vs)
 			}
+			if !rest {
+				return
+			}
 			member(inet.FamilyOf(addr), iptables.VirtualServers, ledgerMember(vsvc.Key()))
-			if bind && rest {
+			if bind {
 				out.vip(addr) // and IPVSIPs, while some service binds it
 			}
 		}
