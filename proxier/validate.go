@@ -269,8 +269,16 @@ func (v *validator) state(s *State) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	vips := make(map[vipKey]claim, len(s.Services)) // frontend -> its first use
-	nodePorts := map[vipKey]claim{}                 // node port (addr unset) -> its first use
+	if len(ids) >= halvesMin && len(v.problems) == 0 && v.served == nil && v.servicesInHalves(s, ids, nodeAddrs) {
+		return
+	}
+	v.services(s, ids, nodeAddrs)
+}
+
+// services checks the services ids of s, in that order.
+func (v *validator) services(s *State, ids []string, nodeAddrs map[netip.Addr]bool) {
+	vips := make(map[vipKey]claim, len(ids)) // frontend -> its first use
+	nodePorts := map[vipKey]claim{}          // node port (addr unset) -> its first use
 	for _, id := range ids {
 		svc := s.Services[id]
 		v.service(id, &svc, nodeAddrs, vips, nodePorts)
