@@ -76,7 +76,9 @@ func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipv
 		if v.Persistence.Timeout == 0 {
 			v.Persistence.Timeout = DefaultAffinityTimeout
 		}
+		v.Persistence.PrefixLen = persistencePrefix(a, v.Family)
 	}
+	v.OnePacket = svc.OnePacket && proto == UDP
 	return v
 }
 

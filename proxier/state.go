@@ -127,6 +127,13 @@ type Service struct {
 	// means "rr". SchedulerFlags are its flags (e.g. ipvs.MHFallback).
 	Scheduler      string
 	SchedulerFlags ipvs.SchedFlags
+	// OnePacket schedules each UDP datagram on its own (IPVS one-packet
+	// scheduling, ipvsadm -o, keepalived's ops): no connection entry is
+	// kept, so datagrams of one client flow may go to different
+	// endpoints. It is set on the service's UDP virtual servers only (its
+	// TCP and SCTP ones are unchanged), and refused on a service without
+	// a UDP port, where it would say nothing.
+	OnePacket bool
 	// HealthCheckNodePort is the node port of the service's health check;
 	// 0 means none. Only a service whose ExternalTrafficPolicy is Local may
 	// have one (validation refuses it with Cluster, where a health check
@@ -189,6 +196,13 @@ type SessionAffinity struct {
 	// Timeout is how long affinity lasts after a client's last connection;
 	// 0 means the default, 10800 s (3 h). Whole seconds, at most 86400.
 	Timeout time.Duration
+	// IPv4PrefixLen and IPv6PrefixLen group clients for affinity by
+	// network (IPVS persistence netmask, ipvsadm -M, keepalived's
+	// persistence_granularity): clients whose addresses share their first
+	// bits go to the same endpoint. 0 means the whole address (32 or 128:
+	// each client on its own), as does the whole length itself; 0-32 and
+	// 0-128. Each applies to the virtual servers of its family.
+	IPv4PrefixLen, IPv6PrefixLen int
 }
 
 // DefaultAffinityTimeout is the session affinity timeout when none is given.

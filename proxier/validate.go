@@ -340,6 +340,7 @@ func (v *validator) service(id string, svc *Service, nodeAddrs map[netip.Addr]bo
 		}
 	}
 	v.scheduler(base, svc.Scheduler, svc.SchedulerFlags)
+	v.knobs(base, svc)
 	switch hc := svc.HealthCheckNodePort; {
 	case hc < 0 || hc > 65535:
 		v.add(base+".healthCheckNodePort", hc, "out of range 0-65535")

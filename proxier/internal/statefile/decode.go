@@ -19,10 +19,10 @@ import (
 var (
 	stateFields    = []string{"services", "node"}
 	nodeFields     = []string{"addresses", "nodePortCIDRs"}
-	serviceFields  = []string{"clusterIPs", "ipFamilies", "ports", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "healthCheckNodePort", "endpoints"}
+	serviceFields  = []string{"clusterIPs", "ipFamilies", "ports", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "onePacket", "healthCheckNodePort", "endpoints"}
 	portFields     = []string{"name", "protocol", "port", "targetPort", "nodePort"}
 	endpointFields = []string{"addr", "ports", "ready", "serving", "terminating", "local"}
-	affinityFields = []string{"timeout"}
+	affinityFields = []string{"timeout", "ipv4PrefixLen", "ipv6PrefixLen"}
 )
 
 // decodeTree builds a State from the tree of its text form, or returns
@@ -178,12 +178,17 @@ func (d *stateDecoder) service(path string, v *textValue) (Service, bool) {
 	s.LoadBalancerSourceRanges = d.prefixes(path+".loadBalancerSourceRanges", f["loadBalancerSourceRanges"])
 	if av := f["sessionAffinity"]; av != nil {
 		af := d.fields(path+".sessionAffinity", av, "session affinity", affinityFields)
-		s.SessionAffinity = &Affinity{Timeout: d.duration(path+".sessionAffinity.timeout", af["timeout"])}
+		s.SessionAffinity = &Affinity{
+			Timeout:       d.duration(path+".sessionAffinity.timeout", af["timeout"]),
+			IPv4PrefixLen: d.integer(path+".sessionAffinity.ipv4PrefixLen", af["ipv4PrefixLen"]),
+			IPv6PrefixLen: d.integer(path+".sessionAffinity.ipv6PrefixLen", af["ipv6PrefixLen"]),
+		}
 	}
 	s.ExternalTrafficPolicy = d.trafficPolicy(path+".externalTrafficPolicy", f["externalTrafficPolicy"])
 	s.InternalTrafficPolicy = d.trafficPolicy(path+".internalTrafficPolicy", f["internalTrafficPolicy"])
 	s.Scheduler = d.str(path+".scheduler", f["scheduler"])
 	s.SchedulerFlags = d.schedFlags(path+".schedulerFlags", f["schedulerFlags"], s.Scheduler)
+	s.OnePacket = d.boolean(path+".onePacket", f["onePacket"])
 	s.HealthCheckNodePort = d.integer(path+".healthCheckNodePort", f["healthCheckNodePort"])
 	if ev := f["endpoints"]; ev != nil {
 		d.list(path+".endpoints", ev, "endpoints", func(_ int, path string, v *textValue) {
