@@ -16,8 +16,8 @@ import (
 // affinity by /24 and /64, and one-packet scheduling.
 func knobsService() Service {
 	return Service{
-		ClusterIPs: []netip.Addr{a("198.18.100.1"), a("2001:db8:100::1")},
-		Ports:      []Port{{Name: "dns", Protocol: UDP, Port: 53}, {Name: "dns-tcp", Protocol: TCP, Port: 53}},
+		ClusterIPs:      []netip.Addr{a("198.18.100.1"), a("2001:db8:100::1")},
+		Ports:           []Port{{Name: "dns", Protocol: UDP, Port: 53}, {Name: "dns-tcp", Protocol: TCP, Port: 53}},
 		SessionAffinity: &SessionAffinity{Timeout: time.Minute, IPv4PrefixLen: 24, IPv6PrefixLen: 64},
 		OnePacket:       true,
 		Endpoints:       []Endpoint{{Addr: a("198.18.1.1"), Ready: true}, {Addr: a("2001:db8:1::1"), Ready: true}},
