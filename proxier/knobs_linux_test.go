@@ -24,8 +24,8 @@ func TestIntegrationKnobs(t *testing.T) {
 	ctx := context.Background()
 	tp := newTopology(t, 0, 1)
 	tp.addForeign(t)
-	tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nipvsadm "+theirPersistentUDP[1:])
-	k := tp.newProxier(t, Config{Backend: NFTables})
+	tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nipvsadm "+theirPersistentUDP)
+	k := tp.newProxier(t, Config{Backend: NFTables, Families: []Family{IPv4, IPv6}})
 	svc := Service{
 		ClusterIPs:      []netip.Addr{a("198.18.100.1"), a("2001:db8:100::1")},
 		Ports:           []Port{portDNS, portHTTP},
@@ -45,7 +45,9 @@ func TestIntegrationKnobs(t *testing.T) {
 	svc.SessionAffinity.IPv4PrefixLen = 16
 	res, err := k.p.Update(ctx, map[string]*Service{"dns": &svc})
 	must(t, err)
-	if got := kinds(&res.Plan.IPVSAdd); !slices.Equal(got, []string{"update service tcp 198.18.100.1:80", "update service udp 198.18.100.1:53"}) ||
+	got := kinds(&res.Plan.IPVSAdd)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"update service tcp 198.18.100.1:80", "update service udp 198.18.100.1:53"}) ||
 		res.Plan.IPVSDelete.Len() != 0 {
 		t.Errorf("plan of an IPv4 netmask change: %q, deletes %d", got, res.Plan.IPVSDelete.Len())
 	}
@@ -64,7 +66,13 @@ func TestIntegrationKnobs(t *testing.T) {
 		t.Errorf("second Reconcile: %v\n%v", err, rep)
 	}
 	k.checkForeignServer(t)
-	k.cleanup(t, tp)
+	must(t, k.p.Cleanup(ctx))
+	s := tp.snapshot(t)
+	checkForeign(t, s)
+	lines := s.ipvsLines()
+	if !slices.Contains(lines, theirPersistentUDP) || slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "100::1") || strings.Contains(l, "198.18.100.") }) {
+		t.Errorf("ipvsadm -Sn after Cleanup:\n%s", strings.Join(lines, "\n"))
+	}
 }
 
 // checkKnobs fails t unless ipvsadm -Sn shows each virtual server (by the
