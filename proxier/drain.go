@@ -103,7 +103,7 @@ func overlayDrains(have, want *desired, was drainList, now time.Time) drainList 
 	}
 	for k, h := range have.servers {
 		w := want.servers[k]
-		if w == nil || k.Protocol != ipvs.TCP {
+		if w == nil || k.Protocol != ipvs.TCP && k.FWMark == 0 { // a firewall-mark service's drain as TCP
 			continue
 		}
 		cloned := false

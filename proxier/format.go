@@ -131,7 +131,7 @@ func serviceOf(t *statefile.Service) Service {
 		LoadBalancerSourceRanges: t.LoadBalancerSourceRanges,
 		Scheduler:                t.Scheduler,
 		HealthCheckNodePort:      t.HealthCheckNodePort,
-		OnePacket:                t.OnePacket,
+		OnePacket:                t.OnePacket, FirewallMark: t.FirewallMark,
 	}
 	for _, p := range t.Ports {
 		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: protocolNamed(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})
@@ -181,7 +181,7 @@ func (s *Service) text() statefile.Service {
 		LoadBalancerSourceRanges: s.LoadBalancerSourceRanges,
 		Scheduler:                s.Scheduler,
 		HealthCheckNodePort:      s.HealthCheckNodePort,
-		OnePacket:                s.OnePacket,
+		OnePacket:                s.OnePacket, FirewallMark: s.FirewallMark,
 	}
 	for _, p := range s.Ports {
 		out.Ports = append(out.Ports, statefile.Port{Name: p.Name, Protocol: protocolName(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})

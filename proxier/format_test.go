@@ -35,6 +35,7 @@ func fullState() State {
 				Scheduler:                "mh",
 				SchedulerFlags:           ipvs.MHPort | ipvs.SchedFlag3,
 				OnePacket:                true,
+				FirewallMark:             0x10,
 				HealthCheckNodePort:      32000,
 				Endpoints: []Endpoint{{Addr: a("198.18.1.1"), Ports: map[string]int{"http": 9000},
 					Ready: true, Serving: true, Terminating: true, Local: true}},

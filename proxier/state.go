@@ -90,6 +90,24 @@ type Service struct {
 	// within the service (they match endpoint ports); one unnamed port is
 	// allowed when it is the only one.
 	Ports []Port
+	// FirewallMark, if not 0, makes the service a firewall-mark service
+	// (ipvsadm -f, keepalived's virtual_server fwmark): one IPVS virtual
+	// server per family of its VIPs, keyed by the mark, takes every packet
+	// that reaches a VIP carrying exactly this mark, whatever its port and
+	// protocol, so one client's connections to several ports (http and
+	// https) share the SessionAffinity. Its endpoints are destinations at
+	// port 0: each packet keeps its port. The VIPs (cluster, external and
+	// load-balancer IPs) are bound and let in at Ports as usual; marking
+	// the packets is the caller's, in mangle PREROUTING and OUTPUT (see
+	// docs/packet-flow.md, "Firewall-mark services"). Its traffic is
+	// never marked for masquerade (IPVS matches the packet's whole mark),
+	// so the endpoints must route replies through the node. Validation
+	// refuses a mark that has the masquerade bit (Config.MasqueradeBit),
+	// node ports, a health-check node port, Local traffic policies,
+	// load-balancer source ranges, a target port other than the port,
+	// endpoint ports, a service without a VIP, and two services with one
+	// mark in one family. Destinations that go drain as TCP ones do.
+	FirewallMark uint32
 	// ExternalIPs are further VIPs served like the cluster IP, with the
 	// external traffic policy. Like every VIP, one that is not usable
 	// (loopback such as 127.0.0.1, link-local, multicast, unspecified) is

@@ -3,6 +3,7 @@ package statefile
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -19,7 +20,7 @@ import (
 var (
 	stateFields    = []string{"services", "node"}
 	nodeFields     = []string{"addresses", "nodePortCIDRs"}
-	serviceFields  = []string{"clusterIPs", "ipFamilies", "ports", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "onePacket", "healthCheckNodePort", "endpoints"}
+	serviceFields  = []string{"clusterIPs", "ipFamilies", "ports", "firewallMark", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "onePacket", "healthCheckNodePort", "endpoints"}
 	portFields     = []string{"name", "protocol", "port", "targetPort", "nodePort"}
 	endpointFields = []string{"addr", "ports", "ready", "serving", "terminating", "local"}
 	affinityFields = []string{"timeout", "ipv4PrefixLen", "ipv6PrefixLen"}
@@ -173,6 +174,7 @@ func (d *stateDecoder) service(path string, v *textValue) (Service, bool) {
 			s.Ports = append(s.Ports, d.port(path, v))
 		})
 	}
+	s.FirewallMark = d.mark(path+".firewallMark", f["firewallMark"])
 	s.ExternalIPs = d.addrs(path+".externalIPs", f["externalIPs"])
 	s.LoadBalancerIPs = d.addrs(path+".loadBalancerIPs", f["loadBalancerIPs"])
 	s.LoadBalancerSourceRanges = d.prefixes(path+".loadBalancerSourceRanges", f["loadBalancerSourceRanges"])
@@ -272,6 +274,16 @@ func (d *stateDecoder) integer(path string, v *textValue) int {
 		d.add(path, v.line, v.text, "is not a whole number")
 	}
 	return n
+}
+
+// mark is a firewall mark: a number of 32 bits.
+func (d *stateDecoder) mark(path string, v *textValue) uint32 {
+	n := d.integer(path, v)
+	if n < 0 || n > math.MaxUint32 {
+		d.add(path, v.line, v.text, "is out of range 0-%d", uint32(math.MaxUint32))
+		return 0
+	}
+	return uint32(n)
 }
 
 func (d *stateDecoder) addr(path string, v *textValue) netip.Addr {

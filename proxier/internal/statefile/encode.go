@@ -28,6 +28,7 @@ type (
 		ClusterIPs               []netip.Addr   `json:"clusterIPs,omitempty" yaml:"clusterIPs,omitempty,flow"`
 		IPFamilies               []inet.Family  `json:"ipFamilies,omitempty" yaml:"ipFamilies,omitempty,flow"`
 		Ports                    []Port         `json:"ports,omitempty" yaml:"ports,omitempty"`
+		FirewallMark             uint32         `json:"firewallMark,omitempty" yaml:"firewallMark,omitempty"`
 		ExternalIPs              []netip.Addr   `json:"externalIPs,omitempty" yaml:"externalIPs,omitempty,flow"`
 		LoadBalancerIPs          []netip.Addr   `json:"loadBalancerIPs,omitempty" yaml:"loadBalancerIPs,omitempty,flow"`
 		LoadBalancerSourceRanges []netip.Prefix `json:"loadBalancerSourceRanges,omitempty" yaml:"loadBalancerSourceRanges,omitempty,flow"`
