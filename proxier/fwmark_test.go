@@ -217,3 +217,60 @@ func nftSet(dump, name string) string {
 	}
 	return b.String()
 }
+
+// An endpoint that leaves a firewall-mark service drains as a TCP one
+// does: weight 0, kept until Drain finds it idle.
+func TestFWMarkDestinationsDrain(t *testing.T) {
+	ctx := context.Background()
+	n := newFakeNode(t)
+	svc := webMarked()
+	st := State{Services: map[string]Service{"web": svc}, Node: dualStackNode}
+	_, err := n.p.Sync(ctx, &st)
+	must(t, err)
+	svc.Endpoints = svc.Endpoints[1:]
+	res, err := n.p.Update(ctx, map[string]*Service{"web": &svc})
+	must(t, err)
+	if got := kinds(&res.Plan.IPVSAdd); !slices.Equal(got, []string{"update destination fwmark 7 (IPv4) -> 198.18.1.1:0"}) || res.Plan.IPVSDelete.Len() != 0 {
+		t.Errorf("plan of an endpoint's removal: %q, deletes %d", got, res.Plan.IPVSDelete.Len())
+	}
+	if !strings.Contains(n.ipvs.Dump(), "-a -f 7 -r 198.18.1.1:0 -m -w 0\n") {
+		t.Errorf("not draining:\n%s", n.ipvs.Dump())
+	}
+	n.drainAll(t)
+	if strings.Contains(n.ipvs.Dump(), "198.18.1.1:0") {
+		t.Errorf("drained, yet:\n%s", n.ipvs.Dump())
+	}
+}
+
+// The file keys of the knobs and the mark: read, written back the same,
+// and a mark out of 32 bits refused with its line.
+func TestFWMarkAndKnobsFileKeys(t *testing.T) {
+	const doc = `services:
+  web:
+    clusterIPs: [198.18.100.1]
+    ports:
+      - {name: dns, protocol: UDP, port: 53}
+    firewallMark: 4294967295
+    sessionAffinity: {timeout: 1m0s, ipv4PrefixLen: 24, ipv6PrefixLen: 64}
+    onePacket: true
+`
+	s, err := DecodeState([]byte(doc))
+	must(t, err)
+	svc := s.Services["web"]
+	if svc.FirewallMark != 0xffffffff || !svc.OnePacket || *svc.SessionAffinity != (SessionAffinity{Timeout: time.Minute, IPv4PrefixLen: 24, IPv6PrefixLen: 64}) {
+		t.Errorf("decoded %+v", svc)
+	}
+	out, err := EncodeStateYAML(s)
+	must(t, err)
+	for _, want := range []string{"firewallMark: 4294967295\n", "sessionAffinity: {timeout: 1m, ipv4PrefixLen: 24, ipv6PrefixLen: 64}\n", "onePacket: true\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("encoded lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"4294967296", "-1", `"7"`} {
+		_, err := DecodeState([]byte(strings.Replace(doc, "4294967295", bad, 1)))
+		if err == nil || !strings.Contains(err.Error(), "firewallMark") || !strings.Contains(err.Error(), "(line 6)") {
+			t.Errorf("firewallMark %s: %v", bad, err)
+		}
+	}
+}
