@@ -14,10 +14,15 @@ import (
 // mangle hooks, before the Proxier's nat rules and IPVS see them.
 const (
 	callerMarkIPT = "iptables -t mangle -A PREROUTING -d 198.18.100.1/32 -p tcp -m multiport --dports 80,443 -j MARK --set-mark 7\n" +
-		"iptables -t mangle -A OUTPUT -d 198.18.100.1/32 -p tcp -m multiport --dports 80,443 -j MARK --set-mark 7\n"
+		"iptables -t mangle -A OUTPUT -d 198.18.100.1/32 -p tcp -m multiport --dports 80,443 -j MARK --set-mark 7\n" +
+		"ip6tables -t mangle -A PREROUTING -d 2001:db8:100::1/128 -p tcp -m multiport --dports 80,443 -j MARK --set-mark 7\n" +
+		"ip6tables -t mangle -A OUTPUT -d 2001:db8:100::1/128 -p tcp -m multiport --dports 80,443 -j MARK --set-mark 7\n"
 	callerMarkNFT = "nft -f - <<'EOF'\ntable ip caller {\n" +
 		"\tchain pre { type filter hook prerouting priority mangle; ip daddr 198.18.100.1 tcp dport { 80, 443 } meta mark set 7; }\n" +
-		"\tchain out { type route hook output priority mangle; ip daddr 198.18.100.1 tcp dport { 80, 443 } meta mark set 7; }\n}\nEOF\n"
+		"\tchain out { type route hook output priority mangle; ip daddr 198.18.100.1 tcp dport { 80, 443 } meta mark set 7; }\n}\n" +
+		"table ip6 caller {\n" +
+		"\tchain pre { type filter hook prerouting priority mangle; ip6 daddr 2001:db8:100::1 tcp dport { 80, 443 } meta mark set 7; }\n" +
+		"\tchain out { type route hook output priority mangle; ip6 daddr 2001:db8:100::1 tcp dport { 80, 443 } meta mark set 7; }\n}\nEOF\n"
 )
 
 // Another program's firewall-mark service, mark 8, with its own mangle
@@ -28,7 +33,7 @@ const theirFWMark = "ipvsadm -A -f 8 -s wrr\nipvsadm -a -f 8 -r 198.18.11.2 -m -
 
 // TestIntegrationFWMark serves the http+https case with real traffic in the
 // VM, under each netfilter back end: a firewall-mark service (mark 7) on a
-// VIP at ports 80 and 443 with session affinity, the caller's marking rule
+// VIP of each family at ports 80 and 443 with session affinity, the caller's marking rule
 // written with that back end's tool. A client that connected on 80 lands
 // on the same backend on 443; two clients land on different backends; the
 // backends see the clients' own addresses (no masquerade, which would change
@@ -57,18 +62,18 @@ func testFWMark(t *testing.T, v variant) {
 	tp.node.Exec(t, "sh", "-c", "PATH=/usr/sbin:/sbin:/usr/bin:/bin\nset -e\n"+theirFWMark+mark)
 	theirs := fwmarkTheirs(t, tp)
 
-	cfg := Config{Backend: v.be}
+	cfg := Config{Backend: v.be, Families: []Family{IPv4, IPv6}}
 	k := tp.newProxier(t, cfg)
 	st := State{Services: map[string]Service{"web": {
-		ClusterIPs:      []netip.Addr{a("198.18.100.1")},
+		ClusterIPs:      []netip.Addr{a("198.18.100.1"), a("2001:db8:100::1")},
 		Ports:           []Port{{Name: "http", Protocol: TCP, Port: 80}, {Name: "https", Protocol: TCP, Port: 443}},
 		FirewallMark:    7,
 		SessionAffinity: &SessionAffinity{Timeout: time.Minute},
-		Endpoints:       tp.endpoints(true, false, []int{0, 1, 2}),
+		Endpoints:       tp.endpoints(true, true, []int{0, 1, 2}),
 	}}}
 	k.sync(t, st)
 	lines := tp.snapshot(t).ipvsLines()
-	for _, l := range []string{"-A -f 7 -s rr -p 60", "-a -f 7 -r 198.18.11.2:0 -m -w 1", "-a -f 7 -r 198.18.12.2:0 -m -w 1", "-a -f 7 -r 198.18.13.2:0 -m -w 1"} {
+	for _, l := range []string{"-A -f 7 -s rr -p 60", "-A -f 7 -6 -s rr -p 60", "-a -f 7 -r 198.18.11.2:0 -m -w 1", "-a -f 7 -r 198.18.12.2:0 -m -w 1", "-a -f 7 -r 198.18.13.2:0 -m -w 1"} {
 		if !slices.Contains(lines, l) {
 			t.Errorf("ipvsadm -Sn lacks %q:\n%s", l, strings.Join(lines, "\n"))
 		}
@@ -85,6 +90,12 @@ func testFWMark(t *testing.T, v variant) {
 		landed[first[0].name] = true
 		chosen = append(chosen, first[0].name)
 	}
+	// IPv6, under the same mark in its own virtual server.
+	c := tp.clients[0]
+	first := c.tcp(t, ap("[2001:db8:100::1]:80"), 1)
+	rs := slices.Concat(first, c.tcp(t, ap("[2001:db8:100::1]:443"), 2))
+	wantCounts(t, c.name+" on [::]:80 then 443", rs, map[string]int{first[0].name: len(rs)})
+	wantPeers(t, c.name+" on [::]:80 then 443", rs, c.v6)
 	if len(landed) != 2 {
 		t.Errorf("both clients landed on %v: the scheduler should have spread them", landed)
 	}

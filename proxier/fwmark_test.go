@@ -274,3 +274,31 @@ func TestFWMarkAndKnobsFileKeys(t *testing.T) {
 		}
 	}
 }
+
+// A service becomes a firewall-mark service and back by Update: the
+// address virtual servers give way to the mark's and return, the VIPs
+// stay bound, and the kernel ends as a fresh Sync of the last State leaves it.
+func TestFWMarkSwitchByUpdate(t *testing.T) {
+	ctx := context.Background()
+	n := newFakeNode(t)
+	plain := webMarked()
+	plain.FirewallMark, plain.OnePacket = 0, false
+	st := State{Services: map[string]Service{"web": plain}, Node: dualStackNode}
+	_, err := n.p.Sync(ctx, &st)
+	must(t, err)
+	before := n.kernel(t)
+	marked := webMarked()
+	_, err = n.p.Update(ctx, map[string]*Service{"web": &marked})
+	must(t, err)
+	n.drainAll(t)
+	d := n.ipvs.Dump()
+	if !strings.Contains(d, "-A -f 7 -s rr -p 60\n") || strings.Contains(d, ":80 ") || strings.Contains(d, ":443 ") {
+		t.Errorf("after the switch to mark 7:\n%s", d)
+	}
+	_, err = n.p.Update(ctx, map[string]*Service{"web": &plain})
+	must(t, err)
+	n.drainAll(t)
+	if got := n.kernel(t); got != before {
+		t.Errorf("switched back:\n%s\nwant:\n%s", got, before)
+	}
+}
