@@ -302,3 +302,24 @@ func TestFWMarkSwitchByUpdate(t *testing.T) {
 		t.Errorf("switched back:\n%s\nwant:\n%s", got, before)
 	}
 }
+
+// While adopting kube-proxy's node, another program's virtual server at a
+// wanted mark is still a conflict: kube-proxy makes none.
+func TestFWMarkNotAdopted(t *testing.T) {
+	ctx := context.Background()
+	ipv, link := ipvstest.New(), dummytest.New()
+	must(t, link.AddLinkAlias("kube-ipvs0", "dummy", ""))
+	must(t, ipv.AddService(ctx, ipvs.Service{Family: IPv4, FWMark: 7, Scheduler: "wlc"}))
+	p, err := New(&Config{KubeProxyNames: true, AdoptKubeProxy: true},
+		Deps{IPVS: ipv, Link: link, Sysctls: sysctltest.New(""), Rules: map[Family]Rules{IPv4: iptablestest.New(IPv4)}})
+	must(t, err)
+	svc := webMarked()
+	svc.ClusterIPs, svc.Endpoints = svc.ClusterIPs[:1], svc.Endpoints[:2]
+	var ce *ConflictError
+	if _, err := p.Sync(ctx, &State{Services: map[string]Service{"web": svc}}); !errors.As(err, &ce) {
+		t.Errorf("sync: %v, want a *ConflictError", err)
+	}
+	if !strings.Contains(ipv.Dump(), "-A -f 7 -s wlc\n") {
+		t.Errorf("their fwmark service changed:\n%s", ipv.Dump())
+	}
+}
