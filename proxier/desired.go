@@ -33,6 +33,9 @@ const (
 	ExternalIP
 	LoadBalancerIP
 	NodePort
+	// FirewallMark is a firewall-mark virtual server (Service.FirewallMark):
+	// the service's VIPs at its ports, marked.
+	FirewallMark
 )
 
 func (k FrontendKind) String() string {
@@ -45,6 +48,8 @@ func (k FrontendKind) String() string {
 		return "LoadBalancerIP"
 	case NodePort:
 		return "NodePort"
+	case FirewallMark:
+		return "FirewallMark"
 	}
 	return "FrontendKind(" + itoa(int(k)) + ")"
 }
@@ -68,6 +73,14 @@ func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipv
 		SchedFlags: svc.SchedulerFlags,
 	}
 	v.Family = inet.FamilyOf(addr)
+	scheduling(&v, svc)
+	v.OnePacket = svc.OnePacket && proto == UDP
+	return v
+}
+
+// scheduling sets v's scheduler and persistence as svc asks; v.Family is
+// set.
+func scheduling(v *ipvs.Service, svc *Service) {
 	if v.Scheduler == "" {
 		v.Scheduler = "rr"
 	}
@@ -76,8 +89,8 @@ func virtualService(svc *Service, proto Protocol, addr netip.Addr, port int) ipv
 		if v.Persistence.Timeout == 0 {
 			v.Persistence.Timeout = DefaultAffinityTimeout
 		}
+		v.Persistence.PrefixLen = persistencePrefix(a, v.Family)
 	}
-	return v
 }
 
 // chooseEndpoints picks a port's destinations of one family as kube-proxy

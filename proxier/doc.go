@@ -134,8 +134,10 @@
 // and the netfilter back end's table, or chains and ipsets, marked as
 // package iptables says (Ownership). Virtual servers cannot be marked, so
 // the rules hold a ledger: the VirtualServers and IPVSIPs sets, written
-// before a virtual server or VIP is made and trimmed after it is gone. A
-// restarted Proxier owns what the ledger says, and nothing else: another
+// before a virtual server or VIP is made and trimmed after it is gone (a
+// firewall-mark virtual server under an address no VIP can have, see
+// Service.FirewallMark). A restarted Proxier owns what the ledger says,
+// and nothing else: another
 // program's virtual server, even on one of its VIPs at another port, or at a
 // node port on a node address, is never read into a plan; an address on its
 // link that the ledger lacks (the kernel's fe80::, a network someone added)

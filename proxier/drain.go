@@ -95,7 +95,8 @@ func (l drainList) len() int {
 // (kubernetes#71514: IPVS counts a UDP "connection" until its timeout, so
 // a UDP destination whose clients keep sending would never drain; with
 // expire_nodest_conn those clients move to a live destination on their
-// next packet).
+// next packet). A firewall-mark service's destinations drain as TCP ones
+// do: its key does not say which protocols its mark brings.
 func overlayDrains(have, want *desired, was drainList, now time.Time) drainList {
 	next := drainList{}
 	if have == nil {
@@ -103,7 +104,7 @@ func overlayDrains(have, want *desired, was drainList, now time.Time) drainList 
 	}
 	for k, h := range have.servers {
 		w := want.servers[k]
-		if w == nil || k.Protocol != ipvs.TCP {
+		if w == nil || k.Protocol != ipvs.TCP && k.FWMark == 0 {
 			continue
 		}
 		cloned := false

@@ -131,12 +131,13 @@ func serviceOf(t *statefile.Service) Service {
 		LoadBalancerSourceRanges: t.LoadBalancerSourceRanges,
 		Scheduler:                t.Scheduler,
 		HealthCheckNodePort:      t.HealthCheckNodePort,
+		OnePacket:                t.OnePacket, FirewallMark: t.FirewallMark,
 	}
 	for _, p := range t.Ports {
 		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: protocolNamed(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})
 	}
 	if a := t.SessionAffinity; a != nil {
-		s.SessionAffinity = &SessionAffinity{Timeout: time.Duration(a.Timeout)}
+		s.SessionAffinity = &SessionAffinity{Timeout: time.Duration(a.Timeout), IPv4PrefixLen: a.IPv4PrefixLen, IPv6PrefixLen: a.IPv6PrefixLen}
 	}
 	if t.ExternalTrafficPolicy == "Local" {
 		s.ExternalTrafficPolicy = Local
@@ -180,12 +181,13 @@ func (s *Service) text() statefile.Service {
 		LoadBalancerSourceRanges: s.LoadBalancerSourceRanges,
 		Scheduler:                s.Scheduler,
 		HealthCheckNodePort:      s.HealthCheckNodePort,
+		OnePacket:                s.OnePacket, FirewallMark: s.FirewallMark,
 	}
 	for _, p := range s.Ports {
 		out.Ports = append(out.Ports, statefile.Port{Name: p.Name, Protocol: protocolName(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})
 	}
 	if a := s.SessionAffinity; a != nil {
-		out.SessionAffinity = &statefile.Affinity{Timeout: statefile.Duration(a.Timeout)}
+		out.SessionAffinity = &statefile.Affinity{Timeout: statefile.Duration(a.Timeout), IPv4PrefixLen: a.IPv4PrefixLen, IPv6PrefixLen: a.IPv6PrefixLen}
 	}
 	if s.ExternalTrafficPolicy != Cluster {
 		out.ExternalTrafficPolicy = s.ExternalTrafficPolicy.String()

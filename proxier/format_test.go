@@ -29,11 +29,13 @@ func fullState() State {
 				ExternalIPs:              []netip.Addr{a("198.18.102.1")},
 				LoadBalancerIPs:          []netip.Addr{a("2001:db8:103::1")},
 				LoadBalancerSourceRanges: []netip.Prefix{netip.MustParsePrefix("198.18.20.0/24")},
-				SessionAffinity:          &SessionAffinity{Timeout: 90 * time.Minute},
+				SessionAffinity:          &SessionAffinity{Timeout: 90 * time.Minute, IPv4PrefixLen: 24, IPv6PrefixLen: 64},
 				ExternalTrafficPolicy:    Local,
 				InternalTrafficPolicy:    Local,
 				Scheduler:                "mh",
 				SchedulerFlags:           ipvs.MHPort | ipvs.SchedFlag3,
+				OnePacket:                true,
+				FirewallMark:             0x10,
 				HealthCheckNodePort:      32000,
 				Endpoints: []Endpoint{{Addr: a("198.18.1.1"), Ports: map[string]int{"http": 9000},
 					Ready: true, Serving: true, Terminating: true, Local: true}},
@@ -99,7 +101,7 @@ func TestFormatCoversEveryField(t *testing.T) {
 	} {
 		var want []string
 		for f := range tc.typ.Fields() {
-			r := []rune(f.Name)
+			r := []rune(strings.Replace(f.Name, "IPv", "ipv", 1)) // IPv4PrefixLen: ipv4PrefixLen
 			for i := 0; i < len(r) && unicode.IsUpper(r[i]); i++ {
 				if i == 0 || i+1 == len(r) || unicode.IsUpper(r[i+1]) {
 					r[i] = unicode.ToLower(r[i])

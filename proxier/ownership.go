@@ -59,6 +59,9 @@ func (p *Proxier) readLedger(ctx context.Context, skipForeign bool) (*ledger, er
 
 // ledgerKey is the virtual server key of a VirtualServers member.
 func ledgerKey(m iptables.Member) ipvs.ServiceKey {
+	if k, ok := fwmarkLedgerKey(m); ok {
+		return k
+	}
 	return ipvs.ServiceKey{Family: inet.FamilyOf(m.Addr), Protocol: m.Proto, Addr: m.Addr, Port: m.Port}
 }
 

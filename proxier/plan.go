@@ -1,6 +1,7 @@
 package proxier
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -384,5 +385,11 @@ func compareServiceKeys(x, y ipvs.ServiceKey) int {
 	if x.Port != y.Port {
 		return int(x.Port) - int(y.Port)
 	}
-	return int(x.Protocol) - int(y.Protocol)
+	if x.Protocol != y.Protocol {
+		return int(x.Protocol) - int(y.Protocol)
+	}
+	if x.FWMark != y.FWMark { // firewall-mark keys: no address, port or protocol
+		return cmp.Compare(x.FWMark, y.FWMark)
+	}
+	return int(x.Family) - int(y.Family)
 }

@@ -138,7 +138,8 @@ func (p *Proxier) readServer(ctx context.Context, svc ipvs.Service, want *desire
 // one if it has none but owns it), or nil if k is not the proxier's: one
 // it applied, one of an earlier run (in the ledger l and not refused), or,
 // while adopting, kube-proxy's (wanted, or on a VIP of the ledger or the
-// link). k is outside Config.ExcludeCIDRs.
+// link; kube-proxy makes no firewall-mark virtual servers, so one at a
+// wanted mark is someone else's). k is outside Config.ExcludeCIDRs.
 func (p *Proxier) owns(k ipvs.ServiceKey, want *desired, l *ledger, have *desired) *virtualServer {
 	if vs := p.kernel.applied.servers[k]; vs != nil {
 		return vs
@@ -146,7 +147,7 @@ func (p *Proxier) owns(k ipvs.ServiceKey, want *desired, l *ledger, have *desire
 	if l.servers[k] && !p.kernel.refused[k] {
 		return &virtualServer{} // an earlier run's
 	}
-	if p.kernel.adopting && (want.servers[k] != nil || l.vips[k.Addr] || have.vips[k.Addr]) {
+	if p.kernel.adopting && k.FWMark == 0 && (want.servers[k] != nil || l.vips[k.Addr] || have.vips[k.Addr]) {
 		return &virtualServer{} // kube-proxy's (Config.AdoptKubeProxy)
 	}
 	return nil

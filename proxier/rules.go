@@ -84,6 +84,9 @@ func portMembers(svc *Service, pt Port, nodeIPs, node []netip.Addr, fams map[Fam
 // ledgerMember is k as a member of the VirtualServers set (the two
 // packages number protocols as the kernel does).
 func ledgerMember(k ipvs.ServiceKey) iptables.Member {
+	if k.FWMark != 0 {
+		return fwmarkLedgerMember(k)
+	}
 	return iptables.AddrPort(k.Addr, k.Protocol, k.Port)
 }
 

@@ -169,7 +169,7 @@ func compute(s *State, c *Config) *desired { return build(s, c).model }
 // the services that stay, as State.Validate would check the State they
 // make, and returns a *ValidationError listing every problem.
 func (sv *served) validate(changes map[string]*Service, c *Config) error {
-	v := &validator{families: enabledFamilies(c), served: sv, changing: changes, exclude: c.ExcludeCIDRs}
+	v := &validator{families: enabledFamilies(c), served: sv, changing: changes, exclude: c.ExcludeCIDRs, masqMark: c.options(IPv4).MasqueradeMark}
 	vips, nodePorts := map[vipKey]claim{}, map[vipKey]claim{}
 	for _, id := range slices.Sorted(maps.Keys(changes)) {
 		if svc := changes[id]; svc != nil {
@@ -191,11 +191,17 @@ func (sv *served) heldBy(k vipKey, node bool, changing map[string]*Service) (str
 	} else {
 		key := ipvs.ServiceKey{Family: inet.FamilyOf(k.addr), Protocol: k.proto, Addr: k.addr, Port: uint16(k.port)}
 		vs := sv.model.servers[key]
-		if vs == nil || vs.owner.Kind == NodePort || sv.entries[vs.owner.ServiceID] == nil {
+		if vs == nil {
+			var ok bool
+			if c, ok = sv.fwmarkHolder(k); !ok {
+				return "", false
+			}
+		} else if vs.owner.Kind == NodePort || sv.entries[vs.owner.ServiceID] == nil {
 			return "", false
+		} else {
+			c = claim{id: vs.owner.ServiceID, port: slices.IndexFunc(sv.entries[vs.owner.ServiceID].Ports,
+				func(p Port) bool { return p.Name == vs.owner.PortName })}
 		}
-		c = claim{id: vs.owner.ServiceID, port: slices.IndexFunc(sv.entries[vs.owner.ServiceID].Ports,
-			func(p Port) bool { return p.Name == vs.owner.PortName })}
 	}
 	if _, ch := changing[c.id]; ch {
 		return "", false
@@ -206,6 +212,10 @@ func (sv *served) heldBy(k vipKey, node bool, changing map[string]*Service) (str
 // contribute gives to out what svc (valid) adds to the kernel state. It
 // reads only svc, the node and the config.
 func (sv *served) contribute(id string, svc *Service, fams map[Family]bool, out sink) {
+	if svc.FirewallMark != 0 {
+		sv.contributeFWMark(id, svc, fams, out)
+		return
+	}
 	servers, rest := out.takesServers(), out.takesRest()
 	member := func(f Family, set iptables.SetName, m iptables.Member) {
 		if rest && fams[f] {

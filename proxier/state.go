@@ -90,6 +90,24 @@ type Service struct {
 	// within the service (they match endpoint ports); one unnamed port is
 	// allowed when it is the only one.
 	Ports []Port
+	// FirewallMark, if not 0, makes the service a firewall-mark service
+	// (ipvsadm -f, keepalived's virtual_server fwmark): one IPVS virtual
+	// server per family of its VIPs, keyed by the mark, takes every packet
+	// that reaches a VIP carrying exactly this mark, whatever its port and
+	// protocol, so one client's connections to several ports (http and
+	// https) share the SessionAffinity. Its endpoints are destinations at
+	// port 0: each packet keeps its port. The VIPs (cluster, external and
+	// load-balancer IPs) are bound and let in at Ports as usual; marking
+	// the packets is the caller's, in mangle PREROUTING and OUTPUT (see
+	// docs/packet-flow.md, "Firewall-mark services"). Its traffic is
+	// never marked for masquerade (IPVS matches the packet's whole mark),
+	// so the endpoints must route replies through the node. Validation
+	// refuses a mark that has the masquerade bit (Config.MasqueradeBit),
+	// node ports, a health-check node port, Local traffic policies,
+	// load-balancer source ranges, a target port other than the port,
+	// endpoint ports, a service without a VIP, and two services with one
+	// mark in one family. Destinations that go drain as TCP ones do.
+	FirewallMark uint32
 	// ExternalIPs are further VIPs served like the cluster IP, with the
 	// external traffic policy. Like every VIP, one that is not usable
 	// (loopback such as 127.0.0.1, link-local, multicast, unspecified) is
@@ -127,6 +145,13 @@ type Service struct {
 	// means "rr". SchedulerFlags are its flags (e.g. ipvs.MHFallback).
 	Scheduler      string
 	SchedulerFlags ipvs.SchedFlags
+	// OnePacket schedules each UDP datagram on its own (IPVS one-packet
+	// scheduling, ipvsadm -o, keepalived's ops): no connection entry is
+	// kept, so datagrams of one client flow may go to different
+	// endpoints. It is set on the service's UDP virtual servers only (its
+	// TCP and SCTP ones are unchanged), and refused on a service without
+	// a UDP port, where it would say nothing.
+	OnePacket bool
 	// HealthCheckNodePort is the node port of the service's health check;
 	// 0 means none. Only a service whose ExternalTrafficPolicy is Local may
 	// have one (validation refuses it with Cluster, where a health check
@@ -189,6 +214,13 @@ type SessionAffinity struct {
 	// Timeout is how long affinity lasts after a client's last connection;
 	// 0 means the default, 10800 s (3 h). Whole seconds, at most 86400.
 	Timeout time.Duration
+	// IPv4PrefixLen and IPv6PrefixLen group clients for affinity by
+	// network (IPVS persistence netmask, ipvsadm -M, keepalived's
+	// persistence_granularity): clients whose addresses share their first
+	// bits go to the same endpoint. 0 means the whole address (32 or 128:
+	// each client on its own), as does the whole length itself; 0-32 and
+	// 0-128. Each applies to the virtual servers of its family.
+	IPv4PrefixLen, IPv6PrefixLen int
 }
 
 // DefaultAffinityTimeout is the session affinity timeout when none is given.

@@ -347,6 +347,8 @@ func TestServiceEqualAndCloneCoverEveryField(t *testing.T) {
 		"InternalTrafficPolicy":    func(s *Service) { s.InternalTrafficPolicy = Local },
 		"Scheduler":                func(s *Service) { s.Scheduler = "lc" },
 		"SchedulerFlags":           func(s *Service) { s.SchedulerFlags = 1 },
+		"OnePacket":                func(s *Service) { s.OnePacket = true },
+		"FirewallMark":             func(s *Service) { s.FirewallMark = 1 },
 		"HealthCheckNodePort":      func(s *Service) { s.HealthCheckNodePort = 32000 },
 		"Endpoints":                func(s *Service) { s.Endpoints = append(s.Endpoints, Endpoint{Addr: a("198.18.1.2")}) },
 	}

@@ -56,6 +56,10 @@ type validator struct {
 	changing map[string]*Service
 	// exclude are Config.ExcludeCIDRs, where no VIP may be.
 	exclude []netip.Prefix
+	// masqMark is the masquerade mark, which no firewall mark may have;
+	// marks the firewall-mark keys seen, with their service's path.
+	masqMark uint32
+	marks    map[ipvs.ServiceKey]string
 }
 
 // first returns the path of the first use of frontend or node port k (a
@@ -108,7 +112,7 @@ func (c *Config) Validate() error {
 // Validate checks s against c (which must be valid) and returns a
 // *ValidationError listing every problem, in a stable order.
 func (s *State) Validate(c *Config) error {
-	v := &validator{families: enabledFamilies(c), exclude: c.ExcludeCIDRs}
+	v := &validator{families: enabledFamilies(c), exclude: c.ExcludeCIDRs, masqMark: c.options(IPv4).MasqueradeMark}
 	v.state(s)
 	return v.err()
 }
@@ -348,6 +352,8 @@ func (v *validator) service(id string, svc *Service, nodeAddrs map[netip.Addr]bo
 		}
 	}
 	v.scheduler(base, svc.Scheduler, svc.SchedulerFlags)
+	v.knobs(base, svc)
+	v.fwmark(id, base, svc)
 	switch hc := svc.HealthCheckNodePort; {
 	case hc < 0 || hc > 65535:
 		v.add(base+".healthCheckNodePort", hc, "out of range 0-65535")

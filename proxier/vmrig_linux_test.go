@@ -201,13 +201,16 @@ func parseReply(b []byte) (reply, error) {
 	return reply{name: name, peer: p}, err
 }
 
-func serveTCP(t *testing.T, h *host) {
+func serveTCP(t *testing.T, h *host) { serveTCPOn(t, h, backendTCPPort) }
+
+// serveTCPOn is serveTCP at another port.
+func serveTCPOn(t *testing.T, h *host, port int) {
 	t.Helper()
 	var (
 		ln  net.Listener
 		err error
 	)
-	h.ns.Do(t, func() { ln, err = net.Listen("tcp", fmt.Sprintf(":%d", backendTCPPort)) }) // both families
+	h.ns.Do(t, func() { ln, err = net.Listen("tcp", fmt.Sprintf(":%d", port)) }) // both families
 	if err != nil {
 		t.Fatal(err)
 	}

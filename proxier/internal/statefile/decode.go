@@ -3,6 +3,7 @@ package statefile
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -19,10 +20,10 @@ import (
 var (
 	stateFields    = []string{"services", "node"}
 	nodeFields     = []string{"addresses", "nodePortCIDRs"}
-	serviceFields  = []string{"clusterIPs", "ipFamilies", "ports", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "healthCheckNodePort", "endpoints"}
+	serviceFields  = []string{"clusterIPs", "ipFamilies", "ports", "firewallMark", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "onePacket", "healthCheckNodePort", "endpoints"}
 	portFields     = []string{"name", "protocol", "port", "targetPort", "nodePort"}
 	endpointFields = []string{"addr", "ports", "ready", "serving", "terminating", "local"}
-	affinityFields = []string{"timeout"}
+	affinityFields = []string{"timeout", "ipv4PrefixLen", "ipv6PrefixLen"}
 )
 
 // decodeTree builds a State from the tree of its text form, or returns
@@ -173,17 +174,23 @@ func (d *stateDecoder) service(path string, v *textValue) (Service, bool) {
 			s.Ports = append(s.Ports, d.port(path, v))
 		})
 	}
+	s.FirewallMark = d.mark(path+".firewallMark", f["firewallMark"])
 	s.ExternalIPs = d.addrs(path+".externalIPs", f["externalIPs"])
 	s.LoadBalancerIPs = d.addrs(path+".loadBalancerIPs", f["loadBalancerIPs"])
 	s.LoadBalancerSourceRanges = d.prefixes(path+".loadBalancerSourceRanges", f["loadBalancerSourceRanges"])
 	if av := f["sessionAffinity"]; av != nil {
 		af := d.fields(path+".sessionAffinity", av, "session affinity", affinityFields)
-		s.SessionAffinity = &Affinity{Timeout: d.duration(path+".sessionAffinity.timeout", af["timeout"])}
+		s.SessionAffinity = &Affinity{
+			Timeout:       d.duration(path+".sessionAffinity.timeout", af["timeout"]),
+			IPv4PrefixLen: d.integer(path+".sessionAffinity.ipv4PrefixLen", af["ipv4PrefixLen"]),
+			IPv6PrefixLen: d.integer(path+".sessionAffinity.ipv6PrefixLen", af["ipv6PrefixLen"]),
+		}
 	}
 	s.ExternalTrafficPolicy = d.trafficPolicy(path+".externalTrafficPolicy", f["externalTrafficPolicy"])
 	s.InternalTrafficPolicy = d.trafficPolicy(path+".internalTrafficPolicy", f["internalTrafficPolicy"])
 	s.Scheduler = d.str(path+".scheduler", f["scheduler"])
 	s.SchedulerFlags = d.schedFlags(path+".schedulerFlags", f["schedulerFlags"], s.Scheduler)
+	s.OnePacket = d.boolean(path+".onePacket", f["onePacket"])
 	s.HealthCheckNodePort = d.integer(path+".healthCheckNodePort", f["healthCheckNodePort"])
 	if ev := f["endpoints"]; ev != nil {
 		d.list(path+".endpoints", ev, "endpoints", func(_ int, path string, v *textValue) {
@@ -267,6 +274,16 @@ func (d *stateDecoder) integer(path string, v *textValue) int {
 		d.add(path, v.line, v.text, "is not a whole number")
 	}
 	return n
+}
+
+// mark is a firewall mark: a number of 32 bits.
+func (d *stateDecoder) mark(path string, v *textValue) uint32 {
+	n := d.integer(path, v)
+	if n < 0 || n > math.MaxUint32 {
+		d.add(path, v.line, v.text, "is out of range 0-%d", uint32(math.MaxUint32))
+		return 0
+	}
+	return uint32(n)
 }
 
 func (d *stateDecoder) addr(path string, v *textValue) netip.Addr {

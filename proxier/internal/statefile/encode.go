@@ -28,6 +28,7 @@ type (
 		ClusterIPs               []netip.Addr   `json:"clusterIPs,omitempty" yaml:"clusterIPs,omitempty,flow"`
 		IPFamilies               []inet.Family  `json:"ipFamilies,omitempty" yaml:"ipFamilies,omitempty,flow"`
 		Ports                    []Port         `json:"ports,omitempty" yaml:"ports,omitempty"`
+		FirewallMark             uint32         `json:"firewallMark,omitempty" yaml:"firewallMark,omitempty"`
 		ExternalIPs              []netip.Addr   `json:"externalIPs,omitempty" yaml:"externalIPs,omitempty,flow"`
 		LoadBalancerIPs          []netip.Addr   `json:"loadBalancerIPs,omitempty" yaml:"loadBalancerIPs,omitempty,flow"`
 		LoadBalancerSourceRanges []netip.Prefix `json:"loadBalancerSourceRanges,omitempty" yaml:"loadBalancerSourceRanges,omitempty,flow"`
@@ -36,6 +37,7 @@ type (
 		InternalTrafficPolicy    string         `json:"internalTrafficPolicy,omitempty" yaml:"internalTrafficPolicy,omitempty"`
 		Scheduler                string         `json:"scheduler,omitempty" yaml:"scheduler,omitempty"`
 		SchedulerFlags           []string       `json:"schedulerFlags,omitempty" yaml:"schedulerFlags,omitempty,flow"`
+		OnePacket                bool           `json:"onePacket,omitempty" yaml:"onePacket,omitempty"`
 		HealthCheckNodePort      int            `json:"healthCheckNodePort,omitempty" yaml:"healthCheckNodePort,omitempty"`
 		Endpoints                []Endpoint     `json:"endpoints,omitempty" yaml:"endpoints,omitempty"`
 	}
@@ -55,7 +57,9 @@ type (
 		Local       bool           `json:"local,omitempty" yaml:"local,omitempty"`
 	}
 	Affinity struct {
-		Timeout Duration `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+		Timeout       Duration `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+		IPv4PrefixLen int      `json:"ipv4PrefixLen,omitempty" yaml:"ipv4PrefixLen,omitempty"`
+		IPv6PrefixLen int      `json:"ipv6PrefixLen,omitempty" yaml:"ipv6PrefixLen,omitempty"`
 	}
 )
 
