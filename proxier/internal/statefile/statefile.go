@@ -19,7 +19,8 @@ import (
 type Problem struct {
 	Path  string // e.g. services["web"].ports[1].nodePort
 	Value string // the offending value, as text
-	Msg   string // e.g. "is not a number (line 7)"
+	Msg   string // e.g. "is not a number"
+	Line  int    // the value's line, from 1; 0 if not known, or for a problem of syntax, whose Path is its line
 }
 
 // Decode reads a State from its text form: JSON if the first byte that is
