@@ -123,3 +123,9 @@ func (ns *NS) DialUDP(ctx context.Context, tb testing.TB, addr netip.AddrPort) (
 		}
 	}
 }
+
+func (s *Server) saw(p netip.AddrPort) {
+	s.mu.Lock()
+	s.peers = append(s.peers, netip.AddrPortFrom(p.Addr().Unmap(), p.Port()))
+	s.mu.Unlock()
+}

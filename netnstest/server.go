@@ -21,9 +21,3 @@ func (s *Server) Peers() []netip.AddrPort {
 	defer s.mu.Unlock()
 	return slices.Clone(s.peers)
 }
-
-func (s *Server) saw(p netip.AddrPort) {
-	s.mu.Lock()
-	s.peers = append(s.peers, netip.AddrPortFrom(p.Addr().Unmap(), p.Port()))
-	s.mu.Unlock()
-}

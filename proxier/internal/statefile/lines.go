@@ -1,9 +1,6 @@
 package statefile
 
-import (
-	"bytes"
-	"strings"
-)
+import "strings"
 
 // Lines are the lines of a document's values by path, as the decoder
 // names them (services["web"].ports[0].port): what places a problem that
@@ -75,15 +72,7 @@ func closingQuote(s string, i int) int {
 // of what it read; the State is nil only when there is no tree to read
 // (a problem of syntax, or nothing at key).
 func DecodeAt(data []byte, key string) (*State, []Problem, Lines) {
-	var (
-		root *textValue
-		p    *Problem
-	)
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		root, p = jsonTree(data)
-	} else {
-		root, p = yamlTree(data)
-	}
+	root, p := anyTree(data)
 	if p == nil && key != "" {
 		root, p = lookup(root, key)
 	}

@@ -28,19 +28,20 @@ type Problem struct {
 // it finds (then no State); it does not check the values beyond their
 // form. An empty document is a problem, not an empty State.
 func Decode(data []byte) (*State, []Problem) {
-	var (
-		root *textValue
-		p    *Problem
-	)
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		root, p = jsonTree(data)
-	} else {
-		root, p = yamlTree(data)
-	}
+	root, p := anyTree(data)
 	if p != nil {
 		return nil, []Problem{*p}
 	}
 	return decodeTree(root)
+}
+
+// anyTree reads data as JSON if its first byte that is not white space
+// is '{', as YAML otherwise.
+func anyTree(data []byte) (*textValue, *Problem) {
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		return jsonTree(data)
+	}
+	return yamlTree(data)
 }
 
 // DecodeJSON reads a State from JSON alone, with lines counted from the
