@@ -66,7 +66,7 @@ func TestIPv6Link(t *testing.T) {
 	defer cancel()
 	a, b := netnstest.New(t), netnstest.New(t)
 	netnstest.Link(t, a, "a0", pfx("2001:db8::1/64"), b, "b0", pfx("2001:db8::2/64"))
-	b.Run(t, "ip", "-6", "addr", "add", "2001:db8:1::2/128", "dev", "lo")
+	b.Run(t, "ip", "-6", "addr", "add", "2001:db8:1::2/128", "dev", "lo", "nodad")
 	a.Route(t, pfx("2001:db8:1::/64"), netip.MustParseAddr("2001:db8::2"))
 	b.ServeTCP(t, ap("[2001:db8:1::2]:80"), "b")
 	if got, err := a.DialTCP(ctx, t, ap("[2001:db8:1::2]:80")); err != nil || got != "b" {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -28,6 +29,30 @@ func Link(tb testing.TB, a *NS, aName string, aAddr netip.Prefix, b *NS, bName s
 	}
 	a.up(tb, aName, aAddr)
 	b.up(tb, bName, bAddr)
+	a.waitUp(tb, aName)
+	b.waitUp(tb, bName)
+}
+
+// waitUp waits until the kernel has made the link name in ns operational:
+// until then (up to a second after it is set up) it drops what is sent
+// through it, and a test's first connection would wait for a resend.
+func (ns *NS) waitUp(tb testing.TB, name string) {
+	tb.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var l netlink.Link
+		var err error
+		ns.Do(tb, func() { l, err = netlink.LinkByName(name) })
+		switch {
+		case err != nil:
+			tb.Fatalf("netnstest: link %s: %v", name, err)
+		case l.Attrs().OperState == netlink.OperUp:
+			return
+		case time.Now().After(deadline):
+			tb.Fatalf("netnstest: link %s is still %v after 5 s", name, l.Attrs().OperState)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
+	}
 }
 
 // up gives the link name in ns the address addr, and sets it up.
