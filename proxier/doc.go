@@ -87,10 +87,13 @@
 // Decoding checks the form: JSON or YAML syntax, fields, types, words,
 // addresses, durations and flag names. It does not check the values the
 // way Sync does (port ranges, address families, duplicates, ...): that is
-// State.Validate, which Sync calls, or DecodeValidState, which does both.
-// Every problem is reported, as a *ValidationError whose paths are those
-// of validation, and with the line it is on: one errors.As catches a file's
-// problems whether decoding or validation finds them.
+// State.Validate, which Sync calls, or DecodeValidState, which does both
+// in one pass. Every problem is reported, as a *ValidationError whose paths
+// are those of validation, each with the line it is on (Problem.Line): one
+// errors.As catches a file's problems whether decoding or validation finds
+// them. DecodeStateWith reads a State from under a key of a larger file,
+// its paths starting with the key. To see the plan of a State without a
+// kernel, sync a Proxier over proxiertest.NewFakeDeps.
 //
 // Missing kernel features: Preflight, called before anything is built,
 // probes the namespace for everything a Proxier for a Config needs (IPVS and

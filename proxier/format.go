@@ -27,24 +27,12 @@ func DecodeState(data []byte) (*State, error) {
 }
 
 // DecodeValidState reads a State as DecodeState does and validates it
-// against c, as State.Validate does (a nil c is the zero Config): a
-// *ValidationError lists the problems of form, or if there are none, those
-// of value. An invalid c is returned as Config.Validate reports it.
+// against c, as State.Validate does (a nil c is the zero Config), in one
+// pass: a *ValidationError lists the problems of form and those of value
+// together, each with its line (see DecodeStateWith). An invalid c is
+// returned as Config.Validate reports it.
 func DecodeValidState(data []byte, c *Config) (*State, error) {
-	if c == nil {
-		c = &Config{}
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	s, err := DecodeState(data)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Validate(c); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return DecodeStateWith(data, &DecodeOptions{Validate: true, Config: c})
 }
 
 // EncodeStateYAML writes s in its YAML text form, indented by two spaces;
@@ -101,12 +89,21 @@ func (s *State) set(decoded *State, err error) error {
 // *ValidationError.
 func stateOf(t *statefile.State, problems []statefile.Problem) (*State, error) {
 	if len(problems) > 0 {
-		e := &ValidationError{Problems: make([]Problem, len(problems))}
-		for i, p := range problems {
-			e.Problems[i] = Problem(p)
-		}
-		return nil, e
+		return nil, &ValidationError{Problems: problemsOf(problems)}
 	}
+	return stateFrom(t), nil
+}
+
+func problemsOf(problems []statefile.Problem) []Problem {
+	out := make([]Problem, len(problems))
+	for i, p := range problems {
+		out[i] = Problem(p)
+	}
+	return out
+}
+
+// stateFrom is the State of what the decoder read.
+func stateFrom(t *statefile.State) *State {
 	s := &State{}
 	if t.Node != nil {
 		s.Node = Node{Addresses: t.Node.Addresses, NodePortCIDRs: t.Node.NodePortCIDRs}
@@ -117,7 +114,7 @@ func stateOf(t *statefile.State, problems []statefile.Problem) (*State, error) {
 			s.Services[id] = serviceOf(&svc)
 		}
 	}
-	return s, nil
+	return s
 }
 
 // serviceOf is a decoded service, whose words the decoder has checked and

@@ -26,13 +26,22 @@ type Problem struct {
 	Path  string // e.g. services["web"].ports[1].nodePort
 	Value string // the offending value, as text
 	Msg   string // e.g. "out of range 0-65535"
+	// Line is the line of the value in the file it was read from, from 1
+	// (docs/state-format.md); 0 when not known: a State built in Go, or a
+	// problem of syntax, whose Path is its line ("line 3").
+	Line int
 }
 
+// String returns the problem as ValidationError lists it, with its line.
 func (p Problem) String() string {
-	if p.Value == "" {
-		return p.Path + ": " + p.Msg
+	s := p.Path + ": " + p.Msg
+	if p.Value != "" {
+		s = p.Path + ": " + p.Value + " " + p.Msg
 	}
-	return p.Path + ": " + p.Value + " " + p.Msg
+	if p.Line > 0 {
+		s += " (line " + strconv.Itoa(p.Line) + ")"
+	}
+	return s
 }
 
 func (e *ValidationError) Error() string {

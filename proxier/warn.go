@@ -21,7 +21,9 @@ type Warning struct {
 	Msg   string // why it is unused
 }
 
-func (w Warning) String() string { return Problem(w).String() }
+func (w Warning) String() string {
+	return Problem{Path: w.Path, Value: w.Value, Msg: w.Msg}.String()
+}
 
 // serviceWarnings returns what of svc (valid) is unused: the endpoints of
 // a family the service has no frontend in, and the node ports served in

@@ -4,9 +4,12 @@
 // service), makes the current network namespace serve it, and prints what
 // it did (the plan, any warnings, and the kernel's IPVS table as ipvsadm -Ln
 // shows it). Run it as root on a kernel with IPVS. With -cleanup it removes everything it owns instead.
+// With -dry-run it only validates the State and prints the plan, as any
+// user on any machine: no root, no IPVS (dryrun.go).
 //
 //	minimal state.json
-//	minimal -dry-run state.json   # print the plan, change nothing
+//	minimal -dry-run state.json                 # print the plan from an empty node, change nothing
+//	minimal -dry-run -node saved.txt state.json # from the IPVS table ipvsadm -Sn saved
 //	minimal -cleanup
 //
 // state.json, for example:
@@ -30,21 +33,37 @@ import (
 )
 
 func main() {
-	dryRun := flag.Bool("dry-run", false, "print the plan without applying it")
+	dryRunFlag := flag.Bool("dry-run", false, "print the plan without applying it")
 	cleanup := flag.Bool("cleanup", false, "remove everything ipvskit owns")
+	dualStack := flag.Bool("dual-stack", false, "serve IPv6 as well as IPv4")
 	flag.Parse()
 	checkAndExit(flag.Arg(0)) // -check: see check.go
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, flag.Arg(0), *dryRun, *cleanup); err != nil {
+	cfg := configFor(*dualStack)
+	var err error
+	if *dryRunFlag && !*cleanup {
+		err = dryRun(ctx, os.Stdout, cfg, flag.Arg(0), *nodeFlag) // no kernel: dryrun.go
+	} else {
+		err = run(ctx, cfg, flag.Arg(0), *cleanup)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "minimal:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, path string, dryRun, cleanup bool) error {
-	// This namespace (0), nftables, IPv4: the zero Config.
-	p, err := proxier.Open(ctx, nil, 0)
+// configFor is minimal's Config: the zero Config (nftables, IPv4), with
+// IPv6 too if dualStack.
+func configFor(dualStack bool) *proxier.Config {
+	if dualStack {
+		return &proxier.Config{Families: []proxier.Family{proxier.IPv4, proxier.IPv6}}
+	}
+	return &proxier.Config{}
+}
+
+func run(ctx context.Context, cfg *proxier.Config, path string, cleanup bool) error {
+	p, err := proxier.Open(ctx, cfg, 0) // 0: this namespace
 	if err != nil {
 		return err
 	}
@@ -60,14 +79,6 @@ func run(ctx context.Context, path string, dryRun, cleanup bool) error {
 	state, err := proxier.DecodeState(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
-	}
-	if dryRun {
-		plan, err := p.Plan(state)
-		if err != nil {
-			return err
-		}
-		fmt.Print(plan)
-		return nil
 	}
 	res, err := p.Sync(ctx, state)
 	if err != nil {

@@ -11,5 +11,7 @@
 //		out := ns.Exec(t, "ipvsadm", "-Sn") // a reference tool inside ns
 //	}
 //
-// Tests never touch the namespace they were started in.
+// Tests never touch the namespace they were started in. Package netnstest
+// is the public counterpart for users' kernel tests (namespaces, veths,
+// routes, TCP and UDP backends); new tests may use it directly.
 package testutil

@@ -1,6 +1,9 @@
-// Package proxiertest injects failures into the kernel operations of a
-// proxier.Proxier, for tests that prove a Proxier survives them: ipvskit's
-// own fault sweep and its users' tests.
+// Package proxiertest helps test programs built on a proxier.Proxier
+// without a kernel: NewFakeDeps makes every fake a Proxier needs in one
+// call (an empty node in memory: validate a State and see the plan it
+// would apply, with no root and no IPVS), and an Injector makes the
+// Proxier's kernel operations fail, for tests that prove a Proxier
+// survives them: ipvskit's own fault sweep and its users' tests.
 //
 // An Injector wraps a proxier.Deps (the real kernel clients, or the fakes
 // of ipvstest, dummytest, sysctltest and conntracktest) and counts every
@@ -17,7 +20,7 @@
 // then fail each in turn:
 //
 //	in := proxiertest.New()
-//	deps := in.Wrap(proxier.Deps{IPVS: ipvstest.New(), Link: dummytest.New(), ...})
+//	deps := in.Wrap(proxiertest.NewFakeDeps(nil).Deps())
 //	p, _ := proxier.New(nil, deps)
 //	p.Sync(ctx, &a)                       // the state to start from
 //	in.Reset()                            // count from here

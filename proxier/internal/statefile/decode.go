@@ -30,7 +30,7 @@ var (
 // every problem found.
 func decodeTree(root *textValue) (*State, []Problem) {
 	d := &stateDecoder{}
-	s := d.state(root)
+	s := d.state("", root)
 	if len(d.problems) > 0 {
 		return nil, d.problems
 	}
@@ -41,14 +41,19 @@ func decodeTree(root *textValue) (*State, []Problem) {
 // what it could read (the zero value where it could not).
 type stateDecoder struct {
 	problems []Problem
+	// lines, if not nil, records the line of every path visited (Lines).
+	lines map[string]int
+}
+
+// at records that the value at path is at line.
+func (d *stateDecoder) at(path string, line int) {
+	if d.lines != nil && line > 0 {
+		d.lines[path] = line
+	}
 }
 
 func (d *stateDecoder) add(path string, line int, value, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	if line > 0 {
-		msg += " (line " + strconv.Itoa(line) + ")"
-	}
-	d.problems = append(d.problems, Problem{Path: path, Value: value, Msg: msg})
+	d.problems = append(d.problems, Problem{Path: path, Value: value, Msg: fmt.Sprintf(format, args...), Line: line})
 }
 
 // wrong reports v, at path, as not of the kind wanted.
@@ -77,6 +82,7 @@ func (d *stateDecoder) fields(path string, v *textValue, what string, names []st
 		if path == "" {
 			p = k.name
 		}
+		d.at(p, k.line)
 		switch first, dup := seen[k.name]; {
 		case dup:
 			d.add(p, k.line, "", "is given twice (first at line %d)", first)
@@ -120,6 +126,7 @@ func (d *stateDecoder) entries(path string, v *textValue, what string, each func
 			continue
 		}
 		seen[k.name] = k.line
+		d.at(p, k.line)
 		each(k.name, p, v.items[i])
 	}
 }
@@ -131,15 +138,20 @@ func (d *stateDecoder) list(path string, v *textValue, what string, each func(i 
 		return
 	}
 	for i, item := range v.items {
-		each(i, fmt.Sprintf("%s[%d]", path, i), item)
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d.at(p, item.line)
+		each(i, p, item)
 	}
 }
 
-func (d *stateDecoder) state(v *textValue) *State {
+// state decodes the State at base: "" for a document that is one, or
+// where it is in a larger one ("state", "lb.state"), which its paths
+// start with.
+func (d *stateDecoder) state(base string, v *textValue) *State {
 	s := &State{}
-	f := d.fields("", v, "a State", stateFields)
+	f := d.fields(base, v, "a State", stateFields)
 	if sv := f["services"]; sv != nil {
-		d.entries("services", sv, "services by ID", func(id, path string, v *textValue) {
+		d.entries(join(base, "services"), sv, "services by ID", func(id, path string, v *textValue) {
 			svc, ok := d.service(path, v)
 			if !ok {
 				return
@@ -151,13 +163,22 @@ func (d *stateDecoder) state(v *textValue) *State {
 		})
 	}
 	if nv := f["node"]; nv != nil {
-		nf := d.fields("node", nv, "node", nodeFields)
+		node := join(base, "node")
+		nf := d.fields(node, nv, "node", nodeFields)
 		s.Node = &Node{
-			Addresses:     d.addrs("node.addresses", nf["addresses"]),
-			NodePortCIDRs: d.prefixes("node.nodePortCIDRs", nf["nodePortCIDRs"]),
+			Addresses:     d.addrs(node+".addresses", nf["addresses"]),
+			NodePortCIDRs: d.prefixes(node+".nodePortCIDRs", nf["nodePortCIDRs"]),
 		}
 	}
 	return s
+}
+
+// join is the path of field name under base ("" for the document).
+func join(base, name string) string {
+	if base == "" {
+		return name
+	}
+	return base + "." + name
 }
 
 func (d *stateDecoder) service(path string, v *textValue) (Service, bool) {

@@ -19,7 +19,8 @@ import (
 type Problem struct {
 	Path  string // e.g. services["web"].ports[1].nodePort
 	Value string // the offending value, as text
-	Msg   string // e.g. "is not a number (line 7)"
+	Msg   string // e.g. "is not a number"
+	Line  int    // the value's line, from 1; 0 if not known, or for a problem of syntax, whose Path is its line
 }
 
 // Decode reads a State from its text form: JSON if the first byte that is
@@ -27,19 +28,20 @@ type Problem struct {
 // it finds (then no State); it does not check the values beyond their
 // form. An empty document is a problem, not an empty State.
 func Decode(data []byte) (*State, []Problem) {
-	var (
-		root *textValue
-		p    *Problem
-	)
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		root, p = jsonTree(data)
-	} else {
-		root, p = yamlTree(data)
-	}
+	root, p := anyTree(data)
 	if p != nil {
 		return nil, []Problem{*p}
 	}
 	return decodeTree(root)
+}
+
+// anyTree reads data as JSON if its first byte that is not white space
+// is '{', as YAML otherwise.
+func anyTree(data []byte) (*textValue, *Problem) {
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		return jsonTree(data)
+	}
+	return yamlTree(data)
 }
 
 // DecodeJSON reads a State from JSON alone, with lines counted from the

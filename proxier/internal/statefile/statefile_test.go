@@ -57,13 +57,13 @@ func TestDecodeBothSyntaxes(t *testing.T) {
 func TestDecodeProblems(t *testing.T) {
 	_, problems := Decode([]byte("services:\n  web:\n    ports:\n      - {protocol: ICMP, port: x}\n"))
 	want := []Problem{
-		{Path: `services["web"].ports[0].protocol`, Value: `"ICMP"`, Msg: "is not TCP, UDP or SCTP (line 4)"},
-		{Path: `services["web"].ports[0].port`, Value: `"x"`, Msg: "is a string, want a number (line 4)"},
+		{Path: `services["web"].ports[0].protocol`, Value: `"ICMP"`, Msg: "is not TCP, UDP or SCTP", Line: 4},
+		{Path: `services["web"].ports[0].port`, Value: `"x"`, Msg: "is a string, want a number", Line: 4},
 	}
 	if !reflect.DeepEqual(problems, want) {
-		t.Errorf("got %q, want %q", problems, want)
+		t.Errorf("got %+v, want %+v", problems, want)
 	}
 	if _, problems := Decode(nil); len(problems) != 1 || problems[0].Path != "document" {
-		t.Errorf("an empty document: %q, want one problem of the document", problems)
+		t.Errorf("an empty document: %+v, want one problem of the document", problems)
 	}
 }
