@@ -58,7 +58,8 @@ func serviceEqual(a, b *Service) bool {
 	for i := range a.Endpoints {
 		x, y := &a.Endpoints[i], &b.Endpoints[i]
 		if x.Addr != y.Addr || x.Ready != y.Ready || x.Serving != y.Serving || x.Terminating != y.Terminating ||
-			x.Local != y.Local || !maps.Equal(x.Ports, y.Ports) {
+			x.Local != y.Local || !maps.Equal(x.Ports, y.Ports) || x.Weight != y.Weight || x.Quiesced != y.Quiesced ||
+			x.UpperThreshold != y.UpperThreshold || x.LowerThreshold != y.LowerThreshold {
 			return false
 		}
 	}
