@@ -3,13 +3,11 @@ package proxier
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/vishvananda/netlink"
 
@@ -283,22 +281,7 @@ func (h *host) tcpFromEach(t *testing.T, sources []netip.Addr, addr netip.AddrPo
 // tcpFrom opens one connection from src, an address of h, to addr and
 // reads the reply.
 func (h *host) tcpFrom(t *testing.T, src netip.Addr, addr netip.AddrPort) (reply, error) {
-	var (
-		c   net.Conn
-		err error
-	)
-	d := net.Dialer{Timeout: requestTimeout, LocalAddr: &net.TCPAddr{IP: net.IP(src.AsSlice())}}
-	h.ns.Do(t, func() { c, err = d.Dial("tcp", addr.String()) })
-	if err != nil {
-		return reply{}, err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(requestTimeout))
-	b, err := io.ReadAll(c)
-	if err != nil {
-		return reply{}, err
-	}
-	return parseReply(b)
+	return h.tcpDial(t, &net.Dialer{Timeout: requestTimeout, LocalAddr: &net.TCPAddr{IP: net.IP(src.AsSlice())}}, addr)
 }
 
 // countedKit is a nodeKit whose IPVS client counts the requests it is
