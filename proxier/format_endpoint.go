@@ -6,18 +6,21 @@ import "github.com/ipvskit/ipvskit/proxier/internal/statefile"
 // form writes as ipvsadm and keepalived do (weight 0 is a quiesced
 // endpoint; the default, 1, is left out).
 
-// endpointOf is a decoded endpoint: `weight: 0` is Quiesced, any other
-// weight is Weight as written (1 included), and no weight is the zero
-// Weight, 1.
+// endpointOf is a decoded endpoint: `weight: 0` is Quiesced; `weight: 1`,
+// like no weight, is the zero Weight, which means 1 (so that what is read
+// is written and read back the same: the writer leaves 1 out); any other
+// weight is Weight as written.
 func endpointOf(t *statefile.Endpoint) Endpoint {
 	e := Endpoint{
 		Addr: t.Addr, Ports: t.Ports, Ready: t.Ready, Serving: t.Serving, Terminating: t.Terminating, Local: t.Local,
 		UpperThreshold: t.UpperThreshold, LowerThreshold: t.LowerThreshold,
 	}
 	if w := t.Weight; w != nil {
-		if *w == 0 {
+		switch *w {
+		case 0:
 			e.Quiesced = true
-		} else {
+		case 1:
+		default:
 			e.Weight = *w
 		}
 	}

@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// weight is read as written, 0 being a quiesced endpoint; the writer
-// leaves out the default, 1, and writes a quiesced endpoint as weight 0.
+// weight is read as written, 0 being a quiesced endpoint and 1 the
+// default (the zero Weight); the writer leaves out the default and writes
+// a quiesced endpoint as weight 0.
 func TestFormatWeights(t *testing.T) {
 	in := `
 services:
@@ -28,7 +29,7 @@ services:
 	}
 	want := []Endpoint{
 		{Addr: a("198.18.1.1"), Ready: true},
-		{Addr: a("198.18.1.2"), Ready: true, Weight: 1},
+		{Addr: a("198.18.1.2"), Ready: true},
 		{Addr: a("198.18.1.3"), Ready: true, Weight: 3, UpperThreshold: 100, LowerThreshold: 50},
 		{Addr: a("198.18.1.4"), Ready: true, Quiesced: true},
 	}
@@ -53,7 +54,6 @@ services:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want[1].Weight = 0 // the default, written as such
 	if got := again.Services["web"].Endpoints; !reflect.DeepEqual(got, want) {
 		t.Errorf("read back as %+v\nwant %+v", got, want)
 	}
