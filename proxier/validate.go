@@ -56,6 +56,8 @@ type validator struct {
 	changing map[string]*Service
 	// exclude are Config.ExcludeCIDRs, where no VIP may be.
 	exclude []netip.Prefix
+	// dests is duplicateEndpoints' scratch space.
+	dests []destRef
 }
 
 // first returns the path of the first use of frontend or node port k (a

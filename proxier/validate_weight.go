@@ -1,8 +1,10 @@
 package proxier
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
+	"slices"
 )
 
 // Validation of what an Endpoint asks of its destinations beside their
@@ -40,10 +42,15 @@ func (v *validator) endpointKnobs(path func(int) string, i int, e *Endpoint) {
 	}
 }
 
-// destKey is where an endpoint sends one port's traffic: one destination.
-type destKey struct {
+// destRef is where endpoint i sends one port's traffic: one destination.
+type destRef struct {
 	addr netip.Addr
 	port int
+	i    int
+}
+
+func compareDestRefs(x, y destRef) int {
+	return cmp.Or(x.addr.Compare(y.addr), cmp.Compare(x.port, y.port), cmp.Compare(x.i, y.i))
 }
 
 // duplicateEndpoints refuses two endpoints of svc (at base) that would be
@@ -52,49 +59,76 @@ type destKey struct {
 // and port, so one of the two would be lost, with its weight and
 // conditions; the Kubernetes converter merges the copies of an endpoint
 // that several EndpointSlices list, as kube-proxy does, before they get
-// here.
+// here. Each port's destinations are gathered in the validator's scratch
+// slice, so that a valid State of 100,000 endpoints allocates nothing.
 func (v *validator) duplicateEndpoints(base string, svc *Service) {
 	eps := svc.Endpoints
 	if len(eps) < 2 {
 		return
 	}
-	var seen map[destKey]int  // for many endpoints; a few are compared in turn
-	var reported map[int]bool // the endpoints refused, each once
+	// Without endpoint ports, every port of the service pairs the same
+	// endpoints: one port tells.
+	perPort := false
+	for i := range eps {
+		perPort = perPort || len(eps[i].Ports) > 0
+	}
+	var dups []dup
 	for _, pt := range svc.Ports {
-		if len(eps) > 8 {
-			clear(seen)
-			if seen == nil {
-				seen = make(map[destKey]int, len(eps))
+		ds := v.dests[:0]
+		for i := range eps {
+			if eps[i].Addr.IsValid() { // an invalid one is refused as it is
+				ds = append(ds, destRef{eps[i].Addr, endpointPort(&eps[i], pt), i})
 			}
 		}
-		for j := range eps {
-			k := destKey{eps[j].Addr, endpointPort(&eps[j], pt)}
-			if !k.addr.IsValid() {
-				continue // refused as it is
+		v.dests = ds
+		for _, d := range pairs(ds) {
+			if !slices.ContainsFunc(dups, func(x dup) bool { return x.later.i == d.later.i }) {
+				dups = append(dups, dup{d.later, d.first, pt.Name})
 			}
-			first := -1
-			if seen != nil {
-				if i, ok := seen[k]; ok {
-					first = i
-				} else {
-					seen[k] = j
-				}
-			} else {
-				for i := range j {
-					if eps[i].Addr == k.addr && endpointPort(&eps[i], pt) == k.port {
-						first = i
-						break
-					}
-				}
-			}
-			if first >= 0 && !reported[j] {
-				if reported == nil {
-					reported = map[int]bool{}
-				}
-				reported[j] = true
-				v.add(fmt.Sprintf("%s.endpoints[%d]", base, j), netip.AddrPortFrom(k.addr, uint16(k.port)),
-					"is also endpoints[%d] for port %q: two endpoints would be one destination", first, pt.Name)
-			}
+		}
+		if !perPort {
+			break
 		}
 	}
+	slices.SortFunc(dups, func(x, y dup) int { return cmp.Compare(x.later.i, y.later.i) })
+	for _, d := range dups {
+		v.add(fmt.Sprintf("%s.endpoints[%d]", base, d.later.i), netip.AddrPortFrom(d.later.addr, uint16(d.later.port)),
+			"is also endpoints[%d] for port %q: two endpoints would be one destination", d.first, d.portName)
+	}
+}
+
+// dup is an endpoint refused (later), once: at its first port (portName)
+// that makes it one destination with an earlier one, first.
+type dup struct {
+	later    destRef
+	first    int
+	portName string
+}
+
+// pairs returns, for each of ds (in order of i) that is the destination
+// of an earlier one, it and the earliest; ds's order may change. A few are
+// compared in turn, more sorted.
+func pairs(ds []destRef) []dup {
+	var out []dup
+	if len(ds) <= 16 {
+		for j := 1; j < len(ds); j++ {
+			for i := range j {
+				if ds[i].addr == ds[j].addr && ds[i].port == ds[j].port {
+					out = append(out, dup{later: ds[j], first: ds[i].i})
+					break
+				}
+			}
+		}
+		return out
+	}
+	slices.SortFunc(ds, compareDestRefs)
+	run := 0 // where the run of ds[k]'s destination starts
+	for k := 1; k < len(ds); k++ {
+		if ds[k].addr != ds[run].addr || ds[k].port != ds[run].port {
+			run = k
+			continue
+		}
+		out = append(out, dup{later: ds[k], first: ds[run].i})
+	}
+	return out
 }

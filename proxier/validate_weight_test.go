@@ -104,7 +104,7 @@ func TestValidateDuplicateEndpoints(t *testing.T) {
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			for _, many := range []bool{false, true} { // compared in turn, and through a map
+			for _, many := range []bool{false, true} { // compared in turn, and sorted
 				s := oneService()
 				svc := s.Services["web"]
 				if c.ports != nil {
@@ -112,7 +112,7 @@ func TestValidateDuplicateEndpoints(t *testing.T) {
 				}
 				svc.Endpoints = slices.Clone(c.eps)
 				if many {
-					for i := range 10 {
+					for i := range 20 {
 						svc.Endpoints = append(svc.Endpoints, Endpoint{Addr: netip.AddrFrom4([4]byte{198, 18, 9, byte(i)})})
 					}
 				}
