@@ -99,6 +99,9 @@ func scheduling(v *ipvs.Service, svc *Service) {
 // policy keeps only this node's endpoints, chosen the same way among them;
 // when there are none the VIP has no destinations (traffic to it is not sent
 // elsewhere, which would lose the client's address that Local promises).
+// Each destination has its endpoint's weight and thresholds (weight.go);
+// those of endpoints not chosen are not here, and drain at weight 0
+// (overlayDrains).
 func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family, a *arena) destSet {
 	n, fallback := 0, 0 // the Ready ones; the Serving and Terminating ones
 	for i := range svc.Endpoints {
@@ -130,9 +133,8 @@ func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family, a 
 			Family:  fam, // as the kernel reports it, so a read back compares equal
 			Port:    uint16(endpointPort(e, pt)),
 			Forward: ipvs.Masq,
-			Weight:  1,
 		}
-		out = append(out, d)
+		out = append(out, withEndpointKnobs(d, e)) // its weight (1 by default) and thresholds
 	}
 	return newDestSet(out)
 }

@@ -125,6 +125,15 @@
 // DrainResult.Draining are the queue's length. Serving and Terminating
 // endpoints are used only when no endpoint is Ready, as kube-proxy does.
 //
+// Weights: an Endpoint's Weight (1 when zero), Quiesced (weight 0, kept
+// and not drained) and connection thresholds go to each of its
+// destinations. A change of one is one update of the destination; a
+// restarted Proxier whose State has the weights the kernel holds sends
+// nothing, and Reconcile repairs a weight only where it differs from the
+// State's. An endpoint that drains is at weight 0 whatever its Weight, and
+// returns to it. Two endpoints of a service that would be one destination
+// are refused by validation.
+//
 // Drift: others can change what the Proxier applied (ipvsadm, ip addr,
 // ipset, iptables, nft, sysctl -w). Reconcile, called on the caller's timer,
 // repairs every difference from what the Proxier last applied and reports

@@ -56,13 +56,19 @@ func serviceEqual(a, b *Service) bool {
 		return false
 	}
 	for i := range a.Endpoints {
-		x, y := &a.Endpoints[i], &b.Endpoints[i]
-		if x.Addr != y.Addr || x.Ready != y.Ready || x.Serving != y.Serving || x.Terminating != y.Terminating ||
-			x.Local != y.Local || !maps.Equal(x.Ports, y.Ports) {
+		if !endpointEqual(&a.Endpoints[i], &b.Endpoints[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// endpointEqual reports whether x and y are equal, field by field (an
+// empty Ports the same as none).
+func endpointEqual(x, y *Endpoint) bool {
+	return x.Addr == y.Addr && x.Ready == y.Ready && x.Serving == y.Serving && x.Terminating == y.Terminating &&
+		x.Local == y.Local && maps.Equal(x.Ports, y.Ports) && x.Weight == y.Weight && x.Quiesced == y.Quiesced &&
+		x.UpperThreshold == y.UpperThreshold && x.LowerThreshold == y.LowerThreshold
 }
 
 func cloneNode(n *Node) Node {

@@ -28,6 +28,7 @@ func FuzzDecodeState(f *testing.F) {
 		`{"services": {"a": {"ports": [{"port": 1}], "sessionAffinity": {"timeout": 1.5}, "endpoints": [{"addr": "2001:db8:1::1%eth0", "ports": {"x": 2}}]}}}`,
 		"services:\n  a: &a {ports: [{port: 0x10, protocol: udp}], schedulerFlags: [flag-2]}\n  b: *a\n",
 		"services: {\"\": {scheduler: MH, schedulerFlags: [flag-1]}}\nnode: {addresses: ['2001:db8::a']}\n",
+		`{"services": {"w": {"endpoints": [{"addr": "198.18.1.1", "weight": 1}, {"addr": "198.18.1.2", "weight": 0, "upperThreshold": 9}, {"addr": "198.18.1.3", "weight": -4, "lowerThreshold": 2}]}}}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -24,6 +24,7 @@ func TestExampleStates(t *testing.T) {
 		"affinity-sh.yaml":   "-A -u 198.18.100.50:7777 -s sh -p 1800 -b sh-fallback,sh-port",
 		"dualstack.yaml":     "-A -t [2001:db8:100::60]:80 -s rr",
 		"fwmark.yaml":        "-A -f 7 -s rr -p 600 -M 255.255.255.0",
+		"weighted.yaml":      "-a -t 198.18.100.70:80 -r 198.18.1.73:8080 -m -w 3 -x 1000 -y 800",
 	}
 	lacks := map[string]string{ // a line an example must not make
 		"dualstack.yaml": "-A -t 198.18.0.10:30061 ", // an IPv6-only service's node port

@@ -38,7 +38,8 @@ func fullState() State {
 				FirewallMark:             0x10,
 				HealthCheckNodePort:      32000,
 				Endpoints: []Endpoint{{Addr: a("198.18.1.1"), Ports: map[string]int{"http": 9000},
-					Ready: true, Serving: true, Terminating: true, Local: true}},
+					Ready: true, Serving: true, Terminating: true, Local: true, Weight: 7, UpperThreshold: 100, LowerThreshold: 50},
+					{Addr: a("198.18.1.2"), Ready: true, Quiesced: true}},
 			},
 		},
 		Node: Node{Addresses: []netip.Addr{a("198.18.0.10")}, NodePortCIDRs: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/24")}},
@@ -67,9 +68,19 @@ func allSet(t *testing.T, path string, v reflect.Value) {
 			return // netip.Addr, ...
 		}
 		for i := range v.NumField() {
+			if textless[v.Type().Name()+"."+v.Type().Field(i).Name] {
+				continue
+			}
 			allSet(t, path+"."+v.Type().Field(i).Name, v.Field(i))
 		}
 	}
+}
+
+// textless are the fields the text form writes as another's value, not
+// with a name of their own: fullState sets them elsewhere than in the
+// first item of a list.
+var textless = map[string]bool{
+	"Endpoint.Quiesced": true, // weight: 0 (format_endpoint.go)
 }
 
 // The names of each object's fields in the text form, in order.
@@ -101,6 +112,9 @@ func TestFormatCoversEveryField(t *testing.T) {
 	} {
 		var want []string
 		for f := range tc.typ.Fields() {
+			if textless[tc.typ.Name()+"."+f.Name] {
+				continue
+			}
 			r := []rune(strings.Replace(f.Name, "IPv", "ipv", 1)) // IPv4PrefixLen: ipv4PrefixLen
 			for i := 0; i < len(r) && unicode.IsUpper(r[i]); i++ {
 				if i == 0 || i+1 == len(r) || unicode.IsUpper(r[i+1]) {

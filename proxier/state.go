@@ -206,7 +206,45 @@ type Endpoint struct {
 	Ready, Serving, Terminating bool
 	// Local says the endpoint runs on this node (for Local policies).
 	Local bool
+	// Weight is the endpoint's share of new connections, relative to the
+	// other endpoints of its service, for the weighted schedulers (wrr,
+	// wlc, sed, nq, mh, ...): 1-65535 (MaxWeight, what ipvsadm can write
+	// and restore). The zero value means 1, every endpoint's weight before
+	// weights existed, so an Endpoint built without it is served as it
+	// always was. Weight 0 cannot be asked for here: set Quiesced instead.
+	// A serving and terminating endpoint chosen as kube-proxy's fallback
+	// (no endpoint is Ready) keeps its Weight.
+	Weight int
+	// Quiesced gives the endpoint weight 0: its destinations stay in the
+	// kernel and keep their established connections, but get no new ones
+	// (ipvsadm -w 0; keepalived's weight 0 or inhibit_on_failure). It
+	// stays until the State says otherwise, unlike an endpoint that
+	// leaves the State (or stops being chosen), whose TCP destinations
+	// drain: also at weight 0, but deleted by Proxier.Drain once idle.
+	// Validation refuses Quiesced with a Weight other than 0. A quiesced
+	// endpoint is still chosen (Ready, or kube-proxy's fallback) like any
+	// other, so it keeps a service from falling back to its terminating
+	// endpoints.
+	Quiesced bool
+	// UpperThreshold, if not 0, is the most connections (active and
+	// inactive) the endpoint's destinations take: above it a destination
+	// gets no new connections (ipvsadm -x, keepalived's uthreshold).
+	// LowerThreshold, if not 0, is where an overloaded destination takes
+	// new connections again (ipvsadm -y, keepalived's lthreshold); 0 means
+	// the kernel's default, three quarters of UpperThreshold. Each is
+	// 0-2147483647 (MaxThreshold); a LowerThreshold needs an
+	// UpperThreshold at least as high (the kernel refuses a lower
+	// threshold above the upper one, and no upper threshold is 0).
+	UpperThreshold, LowerThreshold int
 }
+
+// MaxWeight is the highest Endpoint.Weight: ipvsadm's limit, so that every
+// weight the Proxier writes can be saved and restored with ipvsadm.
+const MaxWeight = 65535
+
+// MaxThreshold is the highest Endpoint.UpperThreshold and LowerThreshold:
+// ipvsadm's limit (the kernel's field is unsigned 32-bit).
+const MaxThreshold = 1<<31 - 1
 
 // SessionAffinity sends a client to the same endpoint while it keeps coming
 // back within Timeout.

@@ -359,6 +359,12 @@ func TestServiceEqualAndCloneCoverEveryField(t *testing.T) {
 		"Serving":     func(e *Endpoint) { e.Serving = true },
 		"Terminating": func(e *Endpoint) { e.Terminating = true },
 		"Local":       func(e *Endpoint) { e.Local = true },
+		// Weight 0 and 1 are one weight, yet they differ: every
+		// field's value is compared, and the plan finds no change.
+		"Weight":         func(e *Endpoint) { e.Weight = 1 },
+		"Quiesced":       func(e *Endpoint) { e.Quiesced = true },
+		"UpperThreshold": func(e *Endpoint) { e.UpperThreshold = 10 },
+		"LowerThreshold": func(e *Endpoint) { e.LowerThreshold = 5 },
 	}
 	if n := reflect.TypeFor[Service]().NumField(); n != len(serviceEdits) {
 		t.Fatalf("Service has %d fields, the test edits %d: teach serviceEqual, cloneService and this test the new one", n, len(serviceEdits))

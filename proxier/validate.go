@@ -69,6 +69,8 @@ type validator struct {
 	// marks the firewall-mark keys seen, with their service's path.
 	masqMark uint32
 	marks    map[ipvs.ServiceKey]string
+	// dests is duplicateEndpoints' scratch space.
+	dests []destRef
 }
 
 // first returns the path of the first use of frontend or node port k (a
@@ -371,6 +373,7 @@ func (v *validator) service(id string, svc *Service, nodeAddrs map[netip.Addr]bo
 	}
 	v.ports(id, base, svc, nodeAddrs, vips, nodePorts)
 	v.endpoints(base, svc)
+	v.duplicateEndpoints(base, svc)
 }
 
 // ipFamilies checks a service's IPFamilies: each IPv4 or IPv6, enabled,
@@ -542,6 +545,7 @@ func (v *validator) endpoints(base string, svc *Service) {
 		case !v.families[inet.FamilyOf(ep.Addr)]:
 			v.add(path(i)+".addr", ep.Addr, "is %v, which the config does not enable", inet.FamilyOf(ep.Addr))
 		}
+		v.endpointKnobs(path, i, &svc.Endpoints[i])
 		if len(ep.Ports) == 0 {
 			continue
 		}

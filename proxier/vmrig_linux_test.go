@@ -273,16 +273,23 @@ func (h *host) tcp(t *testing.T, addr netip.AddrPort, n int) []reply {
 
 func (h *host) tcpOnce(t *testing.T, addr netip.AddrPort, timeout time.Duration) (reply, error) {
 	t.Helper()
+	return h.tcpDial(t, &net.Dialer{Timeout: timeout}, addr)
+}
+
+// tcpDial opens one connection from h to addr with d (whose Timeout also
+// bounds the reply) and reads the reply.
+func (h *host) tcpDial(t *testing.T, d *net.Dialer, addr netip.AddrPort) (reply, error) {
+	t.Helper()
 	var (
 		c   net.Conn
 		err error
 	)
-	h.ns.Do(t, func() { c, err = net.DialTimeout("tcp", addr.String(), timeout) }) // the socket stays in h.ns
+	h.ns.Do(t, func() { c, err = d.Dial("tcp", addr.String()) }) // the socket stays in h.ns
 	if err != nil {
 		return reply{}, err
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(timeout))
+	c.SetDeadline(time.Now().Add(d.Timeout))
 	b, err := io.ReadAll(c)
 	if err != nil {
 		return reply{}, err

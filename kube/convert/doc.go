@@ -64,8 +64,11 @@
 // to Node.Name. An endpoint address and port listed by several slices is kept
 // once: slices are read in name order, and a later non-terminating copy
 // replaces an earlier one while a terminating copy never replaces one
-// (kube-proxy's rule, in its map order; Convert fixes the order). The same
-// address with different ports is two endpoints.
+// (kube-proxy's rule, in its map order; Convert fixes the order), so the
+// State never has two endpoints that would be one destination, which
+// validation refuses. The same address with different ports is two
+// endpoints. Kubernetes has no weights: every endpoint has the default
+// weight (Endpoint.Weight 0, which is 1), no quiesce and no thresholds.
 //
 // Topology: where kube-proxy would narrow a port's cluster-policy endpoints
 // by hints (every ready endpoint of the family has node hints and one names

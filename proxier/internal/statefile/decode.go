@@ -22,7 +22,7 @@ var (
 	nodeFields     = []string{"addresses", "nodePortCIDRs"}
 	serviceFields  = []string{"clusterIPs", "ipFamilies", "ports", "firewallMark", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "onePacket", "healthCheckNodePort", "endpoints"}
 	portFields     = []string{"name", "protocol", "port", "targetPort", "nodePort"}
-	endpointFields = []string{"addr", "ports", "ready", "serving", "terminating", "local"}
+	endpointFields = []string{"addr", "ports", "ready", "serving", "terminating", "local", "weight", "upperThreshold", "lowerThreshold"}
 	affinityFields = []string{"timeout", "ipv4PrefixLen", "ipv6PrefixLen"}
 )
 
@@ -240,6 +240,13 @@ func (d *stateDecoder) endpoint(path string, v *textValue) Endpoint {
 		Serving:     d.boolean(path+".serving", f["serving"]),
 		Terminating: d.boolean(path+".terminating", f["terminating"]),
 		Local:       d.boolean(path+".local", f["local"]),
+		// Their ranges are the values' (validation), not the form's.
+		UpperThreshold: d.integer(path+".upperThreshold", f["upperThreshold"]),
+		LowerThreshold: d.integer(path+".lowerThreshold", f["lowerThreshold"]),
+	}
+	if wv := f["weight"]; wv != nil {
+		w := d.integer(path+".weight", wv)
+		e.Weight = &w
 	}
 	if f["addr"] == nil && v.kind == textObject {
 		d.add(path+".addr", v.line, "", "is missing (an endpoint needs an address)")

@@ -55,6 +55,10 @@ type (
 		Serving     bool           `json:"serving,omitempty" yaml:"serving,omitempty"`
 		Terminating bool           `json:"terminating,omitempty" yaml:"terminating,omitempty"`
 		Local       bool           `json:"local,omitempty" yaml:"local,omitempty"`
+		// Weight is absent for the default, 1; 0 is a quiesced endpoint.
+		Weight         *int `json:"weight,omitempty" yaml:"weight,omitempty"`
+		UpperThreshold int  `json:"upperThreshold,omitempty" yaml:"upperThreshold,omitempty"`
+		LowerThreshold int  `json:"lowerThreshold,omitempty" yaml:"lowerThreshold,omitempty"`
 	}
 	Affinity struct {
 		Timeout       Duration `json:"timeout,omitempty" yaml:"timeout,omitempty"`
