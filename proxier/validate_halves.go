@@ -14,8 +14,8 @@ const halvesMin = 2048
 // once, each half on its own: a first sync of 10,000s of services spends a
 // sixth of its user space validating, on one core while the other waits.
 // It reports true when that settled it: neither half found a problem and
-// the halves cannot have clashed (no frontend or node port used by both,
-// no frontend on a node address). Otherwise it reports false and leaves v
+// the halves cannot have clashed (no frontend, node port or firewall mark
+// used by both, no frontend on a node address). Otherwise it reports false and leaves v
 // as it was, and the caller validates the services one by one, which lists
 // every problem in the order and with the words of a serial run: an invalid
 // State is rare and small, a valid one common and large.
@@ -27,7 +27,7 @@ func (v *validator) servicesInHalves(s *State, ids []string, nodeAddrs map[netip
 	mid := len(ids) / 2
 	var halves [2]half
 	run := func(h *half, ids []string) {
-		h.v = validator{families: v.families, exclude: v.exclude}
+		h.v = validator{families: v.families, exclude: v.exclude, masqMark: v.masqMark}
 		h.vips, h.nodePorts = make(map[vipKey]claim, len(ids)), map[vipKey]claim{}
 		for _, id := range ids {
 			svc := s.Services[id]
@@ -54,6 +54,11 @@ func (v *validator) servicesInHalves(s *State, ids []string, nodeAddrs map[netip
 	}
 	for k := range b.nodePorts {
 		if _, ok := a.nodePorts[k]; ok {
+			return false
+		}
+	}
+	for k := range b.v.marks {
+		if _, ok := a.v.marks[k]; ok {
 			return false
 		}
 	}

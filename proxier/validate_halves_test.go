@@ -58,6 +58,17 @@ func TestValidateInHalves(t *testing.T) {
 			edit(s, first, func(svc *Service) { svc.Ports[0].NodePort = 80 })
 			edit(s, last, func(svc *Service) { svc.ExternalIPs = []netip.Addr{nodeAddr} })
 		}},
+		{name: "marks apart", inHalf: true, change: func(s *State) {
+			edit(s, first, func(svc *Service) { svc.FirewallMark, svc.Ports[0].TargetPort = 1, 0 })
+			edit(s, last, func(svc *Service) { svc.FirewallMark, svc.Ports[0].TargetPort = 2, 0 })
+		}},
+		{name: "the same firewall mark in both halves", invalid: true, change: func(s *State) {
+			edit(s, first, func(svc *Service) { svc.FirewallMark, svc.Ports[0].TargetPort = 1, 0 })
+			edit(s, last, func(svc *Service) { svc.FirewallMark, svc.Ports[0].TargetPort = 1, 0 })
+		}},
+		{name: "a firewall mark with the masquerade bit", invalid: true, change: func(s *State) {
+			edit(s, last, func(svc *Service) { svc.FirewallMark, svc.Ports[0].TargetPort = 1<<14, 0 })
+		}},
 		{name: "an external IP on a node address, alone", change: func(s *State) {
 			s.Node.Addresses = []netip.Addr{nodeAddr}
 			edit(s, last, func(svc *Service) { svc.ExternalIPs = []netip.Addr{nodeAddr} })
@@ -71,7 +82,8 @@ func TestValidateInHalves(t *testing.T) {
 			for _, a := range s.Node.Addresses {
 				nodeAddrs[a] = true
 			}
-			h := &validator{families: enabledFamilies(c)}
+			mm := c.options(IPv4).MasqueradeMark
+			h := &validator{families: enabledFamilies(c), masqMark: mm}
 			if got := h.servicesInHalves(s, ids, nodeAddrs); got != tc.inHalf {
 				t.Fatalf("settled by the halves: %v, want %v", got, tc.inHalf)
 			}
@@ -79,7 +91,7 @@ func TestValidateInHalves(t *testing.T) {
 				t.Fatalf("the halves left problems in v: %v", h.problems)
 			}
 
-			serial := &validator{families: enabledFamilies(c)}
+			serial := &validator{families: enabledFamilies(c), masqMark: mm}
 			serial.services(s, ids, nodeAddrs)
 			err := s.Validate(c)
 			if want := serial.err(); !reflect.DeepEqual(err, want) {
