@@ -113,12 +113,12 @@ func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family, a 
 			continue
 		}
 		d := ipvs.Destination{
-			Addr:    e.Addr,
-			Family:  fam, // as the kernel reports it, so a read back compares equal
-			Port:    uint16(endpointPort(e, pt)),
-			Forward: ipvs.Masq,
-			Weight:  1,
+			Addr:   e.Addr,
+			Family: fam, // as the kernel reports it, so a read back compares equal
+			Port:   uint16(endpointPort(e, pt)),
+			Weight: 1,
 		}
+		destForward(&d, svc)
 		out = append(out, d)
 	}
 	return newDestSet(out)
