@@ -131,6 +131,10 @@ func serviceOf(t *statefile.Service) Service {
 		LoadBalancerSourceRanges: t.LoadBalancerSourceRanges,
 		Scheduler:                t.Scheduler,
 		HealthCheckNodePort:      t.HealthCheckNodePort,
+		Forward:                  forwardNamed(t.Forward),
+	}
+	if t.Tunnel != nil {
+		s.Tunnel = tunnelOf(t.Tunnel)
 	}
 	for _, p := range t.Ports {
 		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: protocolNamed(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})
@@ -180,6 +184,10 @@ func (s *Service) text() statefile.Service {
 		LoadBalancerSourceRanges: s.LoadBalancerSourceRanges,
 		Scheduler:                s.Scheduler,
 		HealthCheckNodePort:      s.HealthCheckNodePort,
+		Tunnel:                   tunnelText(s.Tunnel),
+	}
+	if s.Forward != ipvs.Masq {
+		out.Forward = forwardName(s.Forward)
 	}
 	for _, p := range s.Ports {
 		out.Ports = append(out.Ports, statefile.Port{Name: p.Name, Protocol: protocolName(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})

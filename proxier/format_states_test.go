@@ -23,6 +23,7 @@ func TestExampleStates(t *testing.T) {
 		"no-cluster-ip.yaml": "-A -t 198.18.0.10:30080 -s rr",
 		"affinity-sh.yaml":   "-A -u 198.18.100.50:7777 -s sh -p 1800 -b sh-fallback,sh-port",
 		"dualstack.yaml":     "-A -t [2001:db8:100::60]:80 -s rr",
+		"direct-route.yaml":  "-a -t 198.18.102.10:443 -r 198.18.0.22:443 -g -w 1",
 	}
 	lacks := map[string]string{ // a line an example must not make
 		"dualstack.yaml": "-A -t 198.18.0.10:30061 ", // an IPv6-only service's node port

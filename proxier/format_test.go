@@ -35,6 +35,8 @@ func fullState() State {
 				Scheduler:                "mh",
 				SchedulerFlags:           ipvs.MHPort | ipvs.SchedFlag3,
 				HealthCheckNodePort:      32000,
+				Forward:                  ipvs.Tunnel,
+				Tunnel:                   Tunnel{Type: ipvs.GUE, Port: 6080, Flags: ipvs.TunnelRemCsum},
 				Endpoints: []Endpoint{{Addr: a("198.18.1.1"), Ports: map[string]int{"http": 9000},
 					Ready: true, Serving: true, Terminating: true, Local: true}},
 			},
@@ -78,6 +80,7 @@ var (
 	portFields     = statefile.Fields("port")
 	endpointFields = statefile.Fields("endpoint")
 	affinityFields = statefile.Fields("sessionAffinity")
+	tunnelFields   = statefile.Fields("tunnel")
 )
 
 // Every field of the State's structs has a name in the text form, and the
@@ -130,6 +133,7 @@ func TestFormatCoversEveryField(t *testing.T) {
 		{svc["ports"].([]any)[0], portFields},
 		{svc["endpoints"].([]any)[0], endpointFields},
 		{svc["sessionAffinity"], affinityFields},
+		{svc["tunnel"], tunnelFields},
 	} {
 		var keys []string
 		for k := range tc.obj.(map[string]any) {

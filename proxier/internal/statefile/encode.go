@@ -37,6 +37,8 @@ type (
 		Scheduler                string         `json:"scheduler,omitempty" yaml:"scheduler,omitempty"`
 		SchedulerFlags           []string       `json:"schedulerFlags,omitempty" yaml:"schedulerFlags,omitempty,flow"`
 		HealthCheckNodePort      int            `json:"healthCheckNodePort,omitempty" yaml:"healthCheckNodePort,omitempty"`
+		Forward                  string         `json:"forward,omitempty" yaml:"forward,omitempty"`
+		Tunnel                   *Tunnel        `json:"tunnel,omitempty" yaml:"tunnel,omitempty,flow"`
 		Endpoints                []Endpoint     `json:"endpoints,omitempty" yaml:"endpoints,omitempty"`
 	}
 	Port struct {
@@ -53,6 +55,13 @@ type (
 		Serving     bool           `json:"serving,omitempty" yaml:"serving,omitempty"`
 		Terminating bool           `json:"terminating,omitempty" yaml:"terminating,omitempty"`
 		Local       bool           `json:"local,omitempty" yaml:"local,omitempty"`
+	}
+	// Tunnel is a service's tunnel, with the words of ipvsadm's
+	// --tun-type and its checksum options.
+	Tunnel struct {
+		Type     string `json:"type" yaml:"type"`
+		Port     int    `json:"port,omitempty" yaml:"port,omitempty"`
+		Checksum string `json:"checksum,omitempty" yaml:"checksum,omitempty"`
 	}
 	Affinity struct {
 		Timeout Duration `json:"timeout,omitempty" yaml:"timeout,omitempty"`
