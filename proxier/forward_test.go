@@ -46,7 +46,7 @@ func TestForwardMethodsDestinationsAndSets(t *testing.T) {
 		m   iptables.Member
 	}
 	masqueraded := []member{{iptables.ClusterIPSet, cip}, {iptables.ExternalIPSet, eip}, {iptables.LoopBack, hairpin}}
-	unmarked := []member{{iptables.ExternalIPLocal, cip}, {iptables.ExternalIPLocal, eip}, {iptables.LoadBalancerLocal, lb}}
+	unmarked := []member{{iptables.ExternalIPLocal, cip}, {iptables.ExternalIPLocal, eip}, {iptables.LoadBalancerLocal, lb}, {iptables.ExternalIPLocal, lb}}
 	always := []member{
 		{iptables.LoadBalancer, lb}, {iptables.LoadBalancerFW, lb},
 		{iptables.LoadBalancerSourceCIDR, iptables.AddrPortNet(a("198.18.103.70"), TCP, 80, netip.MustParsePrefix("198.18.20.0/24"))},

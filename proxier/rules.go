@@ -58,9 +58,11 @@ type memberFunc func(f Family, set iptables.SetName, m iptables.Member)
 // A service whose replies do not come back through the node (DirectRoute,
 // Tunnel: see unNATed) is never marked for masquerade: its cluster and
 // external IPs go to ExternalIPLocal, the set of VIP:ports the rules of
-// both back ends accept unmarked and let through the VIP access filter,
-// its load-balancer IPs to LoadBalancerLocal too (which returns before the
-// mark; the source ranges still apply), and its endpoints to no LoopBack
+// both back ends accept unmarked (before the node-port rule, which marks
+// any local address at a node port) and let through the VIP access
+// filter; its load-balancer IPs go to LoadBalancerLocal (whose rule
+// returns before the load-balancer chain's mark) and ExternalIPLocal too
+// (the source ranges still apply); and its endpoints to no LoopBack
 // member (the packet keeps the VIP as its destination, so the hairpin
 // rule could not match it). It has no node ports (validation).
 func portMembers(svc *Service, pt Port, nodeIPs, node []netip.Addr, fams map[Family]bool, member memberFunc) {
@@ -105,6 +107,11 @@ func loadBalancer(svc *Service, a netip.Addr, proto iptables.Protocol, port uint
 	member(f, iptables.LoadBalancer, m)
 	if svc.ExternalTrafficPolicy == Local || !unNATed(svc) {
 		member(f, iptables.LoadBalancerLocal, m)
+	}
+	if !unNATed(svc) {
+		// Accepted before the node-port rule, which would mark it at a
+		// port that is also a node port (an external IP's rules).
+		member(f, iptables.ExternalIPLocal, m)
 	}
 	if len(svc.LoadBalancerSourceRanges) == 0 {
 		return
