@@ -1,16 +1,12 @@
 package proxier
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/vishvananda/netlink"
 
@@ -29,8 +25,8 @@ import (
 //	router .152.1 -- ipip backend 198.18.152.2
 //	router .153.1 -- gue backend 198.18.153.2
 //
-// Each backend holds its service's VIP on lo and answers each connection
-// with its name, the peer address it saw and the line the client sent.
+// Each backend holds its service's VIP on lo and greets each connection
+// with its name and the peer address it saw, then echoes (serveEcho).
 type forwardNet struct {
 	tp                   *topology // the node, for the Proxier and the snapshot helpers
 	router, client       *testutil.NetNS
@@ -81,7 +77,7 @@ func newForwardNet(t *testing.T) *forwardNet {
 	fn.sh(t, fn.gue, up("198.18.153.2/24", "198.18.153.1")+tunnel+"ip addr add "+fn.gVIP.String()+"/32 dev lo\n"+
 		"ip fou add port "+strconv.Itoa(guePort)+" gue\n")
 	for name, ns := range map[string]*testutil.NetNS{"dr": fn.dr, "ipip": fn.ipip, "gue": fn.gue} {
-		serveLines(t, name, ns)
+		serveEcho(t, &host{name: name, ns: ns}, fwdPort)
 	}
 	// A counter in the node of what comes from the VIPs (replies, if they
 	// passed the node) and of what goes to them (the requests).
@@ -114,62 +110,18 @@ func veth(t *testing.T, a *testutil.NetNS, aName string, b *testutil.NetNS, bNam
 	}
 }
 
-// serveLines serves TCP on port fwdPort in ns: each connection gets a line
-// back, "name peer line", for the line it sent.
-func serveLines(t *testing.T, name string, ns *testutil.NetNS) {
+// exchange connects from the client to vip, reads the backend's greeting
+// (its name and the client address it saw) and has a line echoed: a
+// connection that carries data both ways.
+func (fn *forwardNet) exchange(t *testing.T, vip netip.Addr, i int) (backend string, peer netip.Addr) {
 	t.Helper()
-	var (
-		ln  net.Listener
-		err error
-	)
-	ns.Do(t, func() { ln, err = net.Listen("tcp4", fmt.Sprintf(":%d", fwdPort)) })
-	if err != nil {
-		t.Fatal(err)
+	client := &host{name: "client", ns: fn.client}
+	ec := client.dialEcho(t, netip.AddrPortFrom(vip, fwdPort))
+	defer ec.c.Close()
+	if err := ec.roundTrip(fmt.Sprintf("request %d", i)); err != nil {
+		t.Fatalf("connection %d to %v: %v", i, vip, err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(requestTimeout))
-				line, err := bufio.NewReader(c).ReadString('\n')
-				if err != nil {
-					return
-				}
-				peer := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
-				fmt.Fprintf(c, "%s %s %s", name, peer, line)
-			}()
-		}
-	}()
-}
-
-// exchange connects from the client to vip, sends a line, and returns the
-// answer: a connection that carries data both ways.
-func (fn *forwardNet) exchange(t *testing.T, vip netip.Addr, i int) string {
-	t.Helper()
-	var (
-		c   net.Conn
-		err error
-	)
-	addr := netip.AddrPortFrom(vip, fwdPort).String()
-	fn.client.Do(t, func() { c, err = net.DialTimeout("tcp", addr, requestTimeout) })
-	if err != nil {
-		t.Fatalf("connection %d to %s: %v", i, addr, err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(requestTimeout))
-	if _, err := fmt.Fprintf(c, "request %d\n", i); err != nil {
-		t.Fatalf("connection %d to %s: sending: %v", i, addr, err)
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		t.Fatalf("connection %d to %s: reading: %v", i, addr, err)
-	}
-	return strings.TrimSpace(line)
+	return ec.backend, ec.peer
 }
 
 // probeCounts are the node's counts of packets from the VIPs and to them.
@@ -191,7 +143,11 @@ func (fn *forwardNet) probe(t *testing.T) (fromVIPs, toVIPs int) {
 
 // forwardState serves each VIP by one method, one endpoint each: direct
 // routing on a cluster IP, ipip on an external IP, GUE on a load-balancer
-// IP whose source ranges admit the client.
+// IP whose source ranges admit the client; and a masquerade service whose
+// node port is the others' port, 80 (the node-port rule marks any local
+// address at a node port's number, VIPs included, unless they are
+// accepted before it: a masqueraded request would reach the backends from
+// the node's address).
 func (fn *forwardNet) forwardState() State {
 	port := []Port{{Name: "http", Protocol: TCP, Port: fwdPort}}
 	ep := func(addr string) []Endpoint { return []Endpoint{{Addr: a(addr), Ready: true, Serving: true}} }
@@ -204,6 +160,8 @@ func (fn *forwardNet) forwardState() State {
 			"gue": {LoadBalancerIPs: []netip.Addr{fn.gVIP}, LoadBalancerSourceRanges: []netip.Prefix{pfx("198.18.150.0/24")},
 				Ports: port, Forward: ipvs.Tunnel, Tunnel: Tunnel{Type: ipvs.GUE, Port: guePort},
 				Endpoints: ep("198.18.153.2")},
+			"np": {ClusterIPs: []netip.Addr{a("198.18.161.1")}, Ports: []Port{{Name: "http", Protocol: TCP, Port: 8080, NodePort: fwdPort}},
+				Endpoints: ep("198.18.151.20")},
 		},
 	}
 }
@@ -243,10 +201,9 @@ func testForward(t *testing.T, be Backend) {
 	}{{"dr", fn.drVIP}, {"ipip", fn.ipipVIP}, {"gue", fn.gVIP}} {
 		for range 3 {
 			n++
-			got := fn.exchange(t, c.vip, n)
-			want := fmt.Sprintf("%s %s request %d", c.name, fn.clientAddr, n)
-			if got != want {
-				t.Errorf("%s: answered %q, want %q", c.name, got, want)
+			backend, peer := fn.exchange(t, c.vip, n)
+			if backend != c.name || peer != fn.clientAddr {
+				t.Errorf("%v answered by %s, which saw the connection from %v; want %s and the client, %v", c.vip, backend, peer, c.name, fn.clientAddr)
 			}
 		}
 	}
