@@ -142,23 +142,23 @@ func (fn *forwardNet) probe(t *testing.T) (fromVIPs, toVIPs int) {
 }
 
 // forwardState serves each VIP by one method, one endpoint each: direct
-// routing on a cluster IP, ipip on an external IP, GUE on a load-balancer
-// IP whose source ranges admit the client; and a masquerade service whose
-// node port is the others' port, 80 (the node-port rule marks any local
-// address at a node port's number, VIPs included, unless they are
-// accepted before it: a masqueraded request would reach the backends from
-// the node's address).
+// routing on a load-balancer IP whose source ranges admit the client,
+// ipip on an external IP, GUE on a cluster IP; and a masquerade service
+// whose node port is the others' port, 80. The node-port rule marks any
+// local address at a node port's number, VIPs included, unless they are
+// accepted before it: a direct-routed request marked so would be
+// masqueraded, and reach its backend from the node's address.
 func (fn *forwardNet) forwardState() State {
 	port := []Port{{Name: "http", Protocol: TCP, Port: fwdPort}}
 	ep := func(addr string) []Endpoint { return []Endpoint{{Addr: a(addr), Ready: true, Serving: true}} }
 	return State{
 		Node: Node{Addresses: []netip.Addr{a("198.18.151.10")}},
 		Services: map[string]Service{
-			"dr": {ClusterIPs: []netip.Addr{fn.drVIP}, Ports: port, Forward: ipvs.DirectRoute, Endpoints: ep("198.18.151.20")},
+			"dr": {LoadBalancerIPs: []netip.Addr{fn.drVIP}, LoadBalancerSourceRanges: []netip.Prefix{pfx("198.18.150.0/24")},
+				Ports: port, Forward: ipvs.DirectRoute, Endpoints: ep("198.18.151.20")},
 			"ipip": {ExternalIPs: []netip.Addr{fn.ipipVIP}, Ports: port, Forward: ipvs.Tunnel,
 				Endpoints: ep("198.18.152.2")},
-			"gue": {LoadBalancerIPs: []netip.Addr{fn.gVIP}, LoadBalancerSourceRanges: []netip.Prefix{pfx("198.18.150.0/24")},
-				Ports: port, Forward: ipvs.Tunnel, Tunnel: Tunnel{Type: ipvs.GUE, Port: guePort},
+			"gue": {ClusterIPs: []netip.Addr{fn.gVIP}, Ports: port, Forward: ipvs.Tunnel, Tunnel: Tunnel{Type: ipvs.GUE, Port: guePort},
 				Endpoints: ep("198.18.153.2")},
 			"np": {ClusterIPs: []netip.Addr{a("198.18.161.1")}, Ports: []Port{{Name: "http", Protocol: TCP, Port: 8080, NodePort: fwdPort}},
 				Endpoints: ep("198.18.151.20")},
