@@ -169,11 +169,13 @@ func (fn *forwardNet) forwardState() State {
 // TestIntegrationForward sends real traffic through a direct-routing, an
 // ipip and a GUE service, under each netfilter back end, beside another
 // program's virtual server, nft table, ipset, chain and link: each backend
-// answers the client's own address, the connection carries a line each
-// way, no reply passes the node (its prerouting counter of packets from
-// the VIPs stays at 0 while the one of packets to them counts the
-// requests), the IPVS table says each method as ipvsadm writes it, and
-// the neighbour's objects are untouched through Sync and Cleanup.
+// sees the client's own address, the connection carries a line each way,
+// no reply passes the node (its prerouting counter of packets from the
+// VIPs stays at 0 while the one of packets to them counts the requests),
+// and the IPVS table says each method as ipvsadm writes it. A method
+// changed with ipvsadm is repaired by Reconcile, a restarted Proxier
+// sends IPVS nothing, and the neighbour's objects are untouched through
+// Sync and Cleanup.
 func TestIntegrationForward(t *testing.T) {
 	for _, be := range []Backend{NFTables, IPTables} {
 		t.Run(be.String(), func(t *testing.T) { testForward(t, be) })
@@ -186,9 +188,8 @@ func testForward(t *testing.T, be Backend) {
 	fn.tp.addForeign(t)
 	k := fn.tp.newProxier(t, Config{Backend: be})
 	k.sync(t, fn.forwardState())
-	checkForeign(t, fn.tp.snapshot(t))
-
 	s := fn.tp.snapshot(t)
+	checkForeign(t, s)
 	checkContains(t, s, "ipvsadm",
 		"-a -t 198.18.160.1:80 -r 198.18.151.20:80 -g -w 1",
 		"-a -t 198.18.160.2:80 -r 198.18.152.2:80 -i -w 1 --tun-type ipip",
@@ -215,7 +216,21 @@ func testForward(t *testing.T, be Backend) {
 		t.Errorf("the node saw %d packets from the VIPs (want 0: replies go straight to the client) and %d to them (want at least %d)", from, to, n)
 	}
 
-	must(t, k.p.Cleanup(ctx))
+	// The method changed behind the Proxier's back is drift, repaired in
+	// place; a restarted Proxier's first Sync sends IPVS nothing.
+	fn.sh(t, fn.tp.node, "ipvsadm -e -t 198.18.160.1:80 -r 198.18.151.20:80 -m -w 1\n")
+	rep, err := k.p.Reconcile(ctx)
+	must(t, err)
+	wantReport(t, rep, "ipvs: destination tcp 198.18.160.1:80 -> 198.18.151.20:80: forwarding masq, want route")
+	if backend, peer := fn.exchange(t, fn.drVIP, n+1); backend != "dr" || peer != fn.clientAddr {
+		t.Errorf("after the repair, %v answered by %s, which saw %v", fn.drVIP, backend, peer)
+	}
+	k2 := fn.tp.newProxier(t, Config{Backend: be})
+	if res := k2.sync(t, fn.forwardState()); res.Plan.IPVSAdd.Len()+res.Plan.IPVSDelete.Len() != 0 {
+		t.Errorf("a restart's first Sync:\n%s", res.Plan)
+	}
+
+	must(t, k2.p.Cleanup(ctx))
 	s = fn.tp.snapshot(t)
 	checkLacks(t, s, "ipvsadm", "198.18.160.")
 	checkForeign(t, s)
