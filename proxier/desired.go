@@ -129,11 +129,11 @@ func chooseEndpoints(svc *Service, pt Port, policy TrafficPolicy, fam Family, a 
 			continue
 		}
 		d := ipvs.Destination{
-			Addr:    e.Addr,
-			Family:  fam, // as the kernel reports it, so a read back compares equal
-			Port:    uint16(endpointPort(e, pt)),
-			Forward: ipvs.Masq,
+			Addr:   e.Addr,
+			Family: fam, // as the kernel reports it, so a read back compares equal
+			Port:   uint16(endpointPort(e, pt)),
 		}
+		destForward(&d, svc)
 		out = append(out, withEndpointKnobs(d, e)) // its weight (1 by default) and thresholds
 	}
 	return newDestSet(out)

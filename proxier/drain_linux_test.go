@@ -75,7 +75,8 @@ func serveEcho(t *testing.T, h *host, port int) {
 type echoConn struct {
 	c       *net.TCPConn
 	r       *bufio.Reader
-	backend string // the backend's name, from its greeting
+	backend string     // the backend's name, from its greeting
+	peer    netip.Addr // the address the backend saw the connection from
 }
 
 // dialEcho connects from h to vip and reads the backend's greeting.
@@ -100,7 +101,7 @@ func (h *host) dialEcho(t *testing.T, vip netip.AddrPort) *echoConn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ec.backend = r.name
+	ec.backend, ec.peer = r.name, r.peer
 	return ec
 }
 

@@ -47,6 +47,7 @@ func cloneServiceIn(s *Service, a *arena) Service {
 func serviceEqual(a, b *Service) bool {
 	if a.ExternalTrafficPolicy != b.ExternalTrafficPolicy || a.InternalTrafficPolicy != b.InternalTrafficPolicy ||
 		a.Scheduler != b.Scheduler || a.SchedulerFlags != b.SchedulerFlags || a.OnePacket != b.OnePacket || a.FirewallMark != b.FirewallMark || a.HealthCheckNodePort != b.HealthCheckNodePort ||
+		a.Forward != b.Forward || a.Tunnel != b.Tunnel ||
 		!slices.Equal(a.ClusterIPs, b.ClusterIPs) || !slices.Equal(a.IPFamilies, b.IPFamilies) || !slices.Equal(a.Ports, b.Ports) ||
 		!slices.Equal(a.ExternalIPs, b.ExternalIPs) || !slices.Equal(a.LoadBalancerIPs, b.LoadBalancerIPs) ||
 		!slices.Equal(a.LoadBalancerSourceRanges, b.LoadBalancerSourceRanges) ||

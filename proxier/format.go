@@ -128,7 +128,12 @@ func serviceOf(t *statefile.Service) Service {
 		LoadBalancerSourceRanges: t.LoadBalancerSourceRanges,
 		Scheduler:                t.Scheduler,
 		HealthCheckNodePort:      t.HealthCheckNodePort,
-		OnePacket:                t.OnePacket, FirewallMark: t.FirewallMark,
+		OnePacket:                t.OnePacket,
+		FirewallMark:             t.FirewallMark,
+		Forward:                  forwardNamed(t.Forward),
+	}
+	if t.Tunnel != nil {
+		s.Tunnel = tunnelOf(t.Tunnel)
 	}
 	for _, p := range t.Ports {
 		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: protocolNamed(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})
@@ -178,7 +183,12 @@ func (s *Service) text() statefile.Service {
 		LoadBalancerSourceRanges: s.LoadBalancerSourceRanges,
 		Scheduler:                s.Scheduler,
 		HealthCheckNodePort:      s.HealthCheckNodePort,
-		OnePacket:                s.OnePacket, FirewallMark: s.FirewallMark,
+		OnePacket:                s.OnePacket,
+		FirewallMark:             s.FirewallMark,
+		Tunnel:                   tunnelText(s.Tunnel),
+	}
+	if s.Forward != ipvs.Masq {
+		out.Forward = forwardName(s.Forward)
 	}
 	for _, p := range s.Ports {
 		out.Ports = append(out.Ports, statefile.Port{Name: p.Name, Protocol: protocolName(p.Protocol), Port: p.Port, TargetPort: p.TargetPort, NodePort: p.NodePort})

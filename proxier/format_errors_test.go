@@ -55,7 +55,7 @@ node:
 `,
 		want: []string{
 			`services["web"].ClusterIPs: is not a field of a service (did you mean clusterIPs?) (line 4)`,
-			`services["web"].clusterIP: is not a field of a service (its fields are clusterIPs, ipFamilies, ports, firewallMark, externalIPs, loadBalancerIPs, loadBalancerSourceRanges, sessionAffinity, externalTrafficPolicy, internalTrafficPolicy, scheduler, schedulerFlags, onePacket, healthCheckNodePort, endpoints) (line 5)`,
+			`services["web"].clusterIP: is not a field of a service (its fields are clusterIPs, ipFamilies, ports, firewallMark, externalIPs, loadBalancerIPs, loadBalancerSourceRanges, sessionAffinity, externalTrafficPolicy, internalTrafficPolicy, scheduler, schedulerFlags, onePacket, healthCheckNodePort, forward, tunnel, endpoints) (line 5)`,
 			`services["web"].ports[0].protocol: "HTTP" is not TCP, UDP or SCTP (line 7)`,
 			`services["web"].ports[0].port: "80" is a string, want a number (line 7)`,
 			`services["web"].ports[0].nodePort: 30000.5 is not a whole number (line 7)`,

@@ -25,6 +25,7 @@ func TestExampleStates(t *testing.T) {
 		"dualstack.yaml":     "-A -t [2001:db8:100::60]:80 -s rr",
 		"fwmark.yaml":        "-A -f 7 -s rr -p 600 -M 255.255.255.0",
 		"weighted.yaml":      "-a -t 198.18.100.70:80 -r 198.18.1.73:8080 -m -w 3 -x 1000 -y 800",
+		"direct-route.yaml":  "-a -t 198.18.102.10:443 -r 198.18.0.22:443 -g -w 1",
 	}
 	lacks := map[string]string{ // a line an example must not make
 		"dualstack.yaml": "-A -t 198.18.0.10:30061 ", // an IPv6-only service's node port

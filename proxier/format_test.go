@@ -37,6 +37,8 @@ func fullState() State {
 				OnePacket:                true,
 				FirewallMark:             0x10,
 				HealthCheckNodePort:      32000,
+				Forward:                  ipvs.Tunnel,
+				Tunnel:                   Tunnel{Type: ipvs.GUE, Port: 6080, Flags: ipvs.TunnelRemCsum},
 				Endpoints: []Endpoint{{Addr: a("198.18.1.1"), Ports: map[string]int{"http": 9000},
 					Ready: true, Serving: true, Terminating: true, Local: true, Weight: 7, UpperThreshold: 100, LowerThreshold: 50},
 					{Addr: a("198.18.1.2"), Ready: true, Quiesced: true}},
@@ -91,6 +93,7 @@ var (
 	portFields     = statefile.Fields("port")
 	endpointFields = statefile.Fields("endpoint")
 	affinityFields = statefile.Fields("sessionAffinity")
+	tunnelFields   = statefile.Fields("tunnel")
 )
 
 // Every field of the State's structs has a name in the text form, and the
@@ -146,6 +149,7 @@ func TestFormatCoversEveryField(t *testing.T) {
 		{svc["ports"].([]any)[0], portFields},
 		{svc["endpoints"].([]any)[0], endpointFields},
 		{svc["sessionAffinity"], affinityFields},
+		{svc["tunnel"], tunnelFields},
 	} {
 		var keys []string
 		for k := range tc.obj.(map[string]any) {

@@ -54,17 +54,32 @@ type memberFunc func(f Family, set iptables.SetName, m iptables.Member)
 // the ledger's (VirtualServers and IPVSIPs, which follow the virtual
 // servers and VIPs): nodeIPs are the node-port addresses, node all of the
 // node's addresses.
+//
+// A service whose replies do not come back through the node (DirectRoute,
+// Tunnel: see unNATed) is never marked for masquerade: its cluster and
+// external IPs go to ExternalIPLocal, the set of VIP:ports the rules of
+// both back ends accept unmarked (before the node-port rule, which marks
+// any local address at a node port) and let through the VIP access
+// filter; its load-balancer IPs go to LoadBalancerLocal (whose rule
+// returns before the load-balancer chain's mark) and ExternalIPLocal too
+// (the source ranges still apply); and its endpoints to no LoopBack
+// member (the packet keeps the VIP as its destination, so the hairpin
+// rule could not match it). It has no node ports (validation).
 func portMembers(svc *Service, pt Port, nodeIPs, node []netip.Addr, fams map[Family]bool, member memberFunc) {
 	proto, port := pt.Protocol, uint16(pt.Port)
+	natted := unNATed(svc)
+	clusterSet, externalSet := iptables.ClusterIPSet, iptables.ExternalIPSet
+	if !natted {
+		clusterSet = iptables.ExternalIPLocal
+	}
+	if !natted || svc.ExternalTrafficPolicy == Local {
+		externalSet = iptables.ExternalIPLocal
+	}
 	for _, a := range svc.ClusterIPs {
-		member(inet.FamilyOf(a), iptables.ClusterIPSet, iptables.AddrPort(a, proto, port))
+		member(inet.FamilyOf(a), clusterSet, iptables.AddrPort(a, proto, port))
 	}
 	for _, a := range svc.ExternalIPs {
-		set := iptables.ExternalIPSet
-		if svc.ExternalTrafficPolicy == Local {
-			set = iptables.ExternalIPLocal
-		}
-		member(inet.FamilyOf(a), set, iptables.AddrPort(a, proto, port))
+		member(inet.FamilyOf(a), externalSet, iptables.AddrPort(a, proto, port))
 	}
 	for _, a := range svc.LoadBalancerIPs {
 		loadBalancer(svc, a, proto, port, node, member)
@@ -74,7 +89,7 @@ func portMembers(svc *Service, pt Port, nodeIPs, node []netip.Addr, fams map[Fam
 	}
 	for i := range svc.Endpoints {
 		e := &svc.Endpoints[i]
-		if e.Local {
+		if e.Local && natted {
 			ep := uint16(endpointPort(e, pt))
 			member(inet.FamilyOf(e.Addr), iptables.LoopBack, iptables.AddrPortAddr(e.Addr, proto, ep, e.Addr))
 		}
@@ -93,8 +108,13 @@ func ledgerMember(k ipvs.ServiceKey) iptables.Member {
 func loadBalancer(svc *Service, a netip.Addr, proto iptables.Protocol, port uint16, node []netip.Addr, member memberFunc) {
 	f, m := inet.FamilyOf(a), iptables.AddrPort(a, proto, port)
 	member(f, iptables.LoadBalancer, m)
-	if svc.ExternalTrafficPolicy == Local {
+	if svc.ExternalTrafficPolicy == Local || !unNATed(svc) {
 		member(f, iptables.LoadBalancerLocal, m)
+	}
+	if !unNATed(svc) {
+		// Accepted before the node-port rule, which would mark it at a
+		// port that is also a node port (an external IP's rules).
+		member(f, iptables.ExternalIPLocal, m)
 	}
 	if len(svc.LoadBalancerSourceRanges) == 0 {
 		return

@@ -164,6 +164,13 @@ type Service struct {
 	// answering it, with how many local endpoints are ready, is the
 	// caller's HTTP server, as it is kube-proxy's.
 	HealthCheckNodePort int
+	// Forward is how IPVS sends packets to the service's endpoints: Masq
+	// (the zero value, today's behaviour), DirectRoute or Tunnel; Tunnel
+	// says which tunnel for Forward Tunnel. What each needs of the node
+	// and of the backends is in ForwardMethod's doc and
+	// docs/packet-flow.md; validation refuses what a method cannot do.
+	Forward ForwardMethod
+	Tunnel  Tunnel
 	// Endpoints are the service's backends. An endpoint that goes (or stops
 	// being chosen) keeps its TCP destinations at weight 0, so their open
 	// connections finish, until Proxier.Drain deletes them once idle or

@@ -350,6 +350,8 @@ func TestServiceEqualAndCloneCoverEveryField(t *testing.T) {
 		"OnePacket":                func(s *Service) { s.OnePacket = true },
 		"FirewallMark":             func(s *Service) { s.FirewallMark = 1 },
 		"HealthCheckNodePort":      func(s *Service) { s.HealthCheckNodePort = 32000 },
+		"Forward":                  func(s *Service) { s.Forward = ipvs.DirectRoute },
+		"Tunnel":                   func(s *Service) { s.Tunnel.Port = 6080 },
 		"Endpoints":                func(s *Service) { s.Endpoints = append(s.Endpoints, Endpoint{Addr: a("198.18.1.2")}) },
 	}
 	endpointEdits := map[string]func(*Endpoint){

@@ -374,6 +374,7 @@ func (v *validator) service(id string, svc *Service, nodeAddrs map[netip.Addr]bo
 	v.ports(id, base, svc, nodeAddrs, vips, nodePorts)
 	v.endpoints(base, svc)
 	v.duplicateEndpoints(base, svc)
+	v.forward(base, svc)
 }
 
 // ipFamilies checks a service's IPFamilies: each IPv4 or IPv6, enabled,

@@ -20,10 +20,11 @@ import (
 var (
 	stateFields    = []string{"services", "node"}
 	nodeFields     = []string{"addresses", "nodePortCIDRs"}
-	serviceFields  = []string{"clusterIPs", "ipFamilies", "ports", "firewallMark", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "onePacket", "healthCheckNodePort", "endpoints"}
+	serviceFields  = []string{"clusterIPs", "ipFamilies", "ports", "firewallMark", "externalIPs", "loadBalancerIPs", "loadBalancerSourceRanges", "sessionAffinity", "externalTrafficPolicy", "internalTrafficPolicy", "scheduler", "schedulerFlags", "onePacket", "healthCheckNodePort", "forward", "tunnel", "endpoints"}
 	portFields     = []string{"name", "protocol", "port", "targetPort", "nodePort"}
 	endpointFields = []string{"addr", "ports", "ready", "serving", "terminating", "local", "weight", "upperThreshold", "lowerThreshold"}
 	affinityFields = []string{"timeout", "ipv4PrefixLen", "ipv6PrefixLen"}
+	tunnelFields   = []string{"type", "port", "checksum"}
 )
 
 // decodeTree builds a State from the tree of its text form, or returns
@@ -213,6 +214,10 @@ func (d *stateDecoder) service(path string, v *textValue) (Service, bool) {
 	s.SchedulerFlags = d.schedFlags(path+".schedulerFlags", f["schedulerFlags"], s.Scheduler)
 	s.OnePacket = d.boolean(path+".onePacket", f["onePacket"])
 	s.HealthCheckNodePort = d.integer(path+".healthCheckNodePort", f["healthCheckNodePort"])
+	s.Forward = d.forward(path+".forward", f["forward"])
+	if tv := f["tunnel"]; tv != nil {
+		s.Tunnel = d.tunnel(path+".tunnel", tv)
+	}
 	if ev := f["endpoints"]; ev != nil {
 		d.list(path+".endpoints", ev, "endpoints", func(_ int, path string, v *textValue) {
 			s.Endpoints = append(s.Endpoints, d.endpoint(path, v))
@@ -465,7 +470,7 @@ func (d *stateDecoder) schedFlags(path string, v *textValue, sched string) []str
 
 // Fields returns the names of the fields of one object of the form, in the
 // order the decoder reads them: object is "state", "node", "service",
-// "port", "endpoint" or "sessionAffinity". Tests hold the form's names to
+// "port", "endpoint", "sessionAffinity" or "tunnel". Tests hold the form's names to
 // proxier.State's fields with it.
 func Fields(object string) []string {
 	switch object {
@@ -481,6 +486,8 @@ func Fields(object string) []string {
 		return slices.Clone(endpointFields)
 	case "sessionAffinity":
 		return slices.Clone(affinityFields)
+	case "tunnel":
+		return slices.Clone(tunnelFields)
 	}
 	return nil
 }

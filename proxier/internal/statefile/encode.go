@@ -39,6 +39,8 @@ type (
 		SchedulerFlags           []string       `json:"schedulerFlags,omitempty" yaml:"schedulerFlags,omitempty,flow"`
 		OnePacket                bool           `json:"onePacket,omitempty" yaml:"onePacket,omitempty"`
 		HealthCheckNodePort      int            `json:"healthCheckNodePort,omitempty" yaml:"healthCheckNodePort,omitempty"`
+		Forward                  string         `json:"forward,omitempty" yaml:"forward,omitempty"`
+		Tunnel                   *Tunnel        `json:"tunnel,omitempty" yaml:"tunnel,omitempty,flow"`
 		Endpoints                []Endpoint     `json:"endpoints,omitempty" yaml:"endpoints,omitempty"`
 	}
 	Port struct {
@@ -59,6 +61,13 @@ type (
 		Weight         *int `json:"weight,omitempty" yaml:"weight,omitempty"`
 		UpperThreshold int  `json:"upperThreshold,omitempty" yaml:"upperThreshold,omitempty"`
 		LowerThreshold int  `json:"lowerThreshold,omitempty" yaml:"lowerThreshold,omitempty"`
+	}
+	// Tunnel is a service's tunnel, with the words of ipvsadm's
+	// --tun-type and its checksum options.
+	Tunnel struct {
+		Type     string `json:"type" yaml:"type"`
+		Port     int    `json:"port,omitempty" yaml:"port,omitempty"`
+		Checksum string `json:"checksum,omitempty" yaml:"checksum,omitempty"`
 	}
 	Affinity struct {
 		Timeout       Duration `json:"timeout,omitempty" yaml:"timeout,omitempty"`
