@@ -6,13 +6,13 @@ replace github.com/ipvskit/ipvskit => ../
 
 require (
 	github.com/containernetworking/cni v1.3.1
+	github.com/google/go-cmp v0.7.0
 	github.com/ipvskit/ipvskit v0.0.0-00010101000000-000000000000
 	github.com/vishvananda/netns v0.0.5
 	golang.org/x/sys v0.49.0
 )
 
 require (
-	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/nftables v0.3.1-0.20251119083706-1db35da82052 // indirect
 	github.com/mdlayher/netlink v1.11.2 // indirect
 	github.com/mdlayher/socket v0.6.0 // indirect
