@@ -102,7 +102,7 @@ func Check(args *skel.CmdArgs) error {
 		}
 		if d := drift(res.Plan, rep); len(d) > 0 {
 			return types.NewError(types.ErrInternal,
-				fmt.Sprintf("ipvskit: %s does not serve the services as configured (repaired): %s", args.Netns, joinDrift(d)), "")
+				fmt.Sprintf("ipvskit: %s did not serve the services as configured; repaired by: %s", args.Netns, joinDrift(d)), "")
 		}
 		return nil
 	})
