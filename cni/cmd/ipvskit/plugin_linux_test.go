@@ -142,6 +142,12 @@ func testPlugin(t *testing.T, backend string) {
 	}
 }
 
+// EnvPlugin names the environment variable that gives the plugin binary
+// to test, built with go build (scripts/test builds it on the host, whose
+// files the VM rig's guest sees read-only). Without it, this test binary
+// stands in: under the plugin's name it runs the same main.
+const EnvPlugin = "IPVSKIT_CNI_PLUGIN"
+
 // newRuntime installs the plugin and the fake first plugin in a CNI_PATH
 // of the test's own, and returns a runtime (libcni) using it and the
 // plugin's path.
@@ -151,13 +157,20 @@ func newRuntime(t *testing.T) (*libcni.CNIConfig, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	plugin := self
+	if p := os.Getenv(EnvPlugin); p != "" {
+		if plugin, err = filepath.Abs(p); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the plugin: %s (%s)", plugin, EnvPlugin)
+	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{pluginName, fakeName} {
-		if err := os.Symlink(self, filepath.Join(bin, name)); err != nil {
+	for name, target := range map[string]string{pluginName: plugin, fakeName: self} {
+		if err := os.Symlink(target, filepath.Join(bin, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
