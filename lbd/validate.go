@@ -115,4 +115,3 @@ func parent(path string) string {
 	}
 	return path[:i]
 }
-
