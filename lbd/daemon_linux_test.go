@@ -85,7 +85,9 @@ func TestIntegrationDaemon(t *testing.T) {
 	}()
 	defer func() { stop(); <-served }()
 
-	loop := startClient(t, client.Handle(), netip.MustParseAddrPort("198.18.100.1:80"))
+	vip := netip.MustParseAddrPort("198.18.100.1:80")
+	waitFor(t, ctx, "the VIP answers", func() bool { _, err := dialIn(ctx, client.Handle(), vip); return err == nil })
+	loop := startClient(t, client.Handle(), vip)
 	for _, b := range backends {
 		waitFor(t, ctx, "each backend served through the VIP: "+b.name, func() bool { return b.since(time.Time{}) > 0 })
 	}
@@ -146,7 +148,7 @@ func TestIntegrationDaemon(t *testing.T) {
 		t.Errorf("Serve: %v", err)
 	}
 	served <- nil
-	if _, err := dialIn(ctx, client.Handle(), netip.MustParseAddrPort("198.18.100.1:80")); err != nil {
+	if _, err := dialIn(ctx, client.Handle(), vip); err != nil {
 		t.Errorf("after the daemon stopped the VIP does not answer: %v", err)
 	}
 	// -cleanup removes what it owns, and only that.
