@@ -1,0 +1,90 @@
+package healthcheck
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+)
+
+// work runs due checks until the Checker closes.
+func (c *Checker[K]) work() {
+	for {
+		select {
+		case e := <-c.sched.work:
+			c.check(e)
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+// check runs e's check, records the result and delivers the event, if any.
+func (c *Checker[K]) check(e *entry[K]) {
+	s := &c.sched
+	s.mu.Lock()
+	if e.removed {
+		s.mu.Unlock()
+		return
+	}
+	p, addr := e.p, e.addr
+	s.mu.Unlock()
+
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(c.ctx, p.timeout)
+	err := c.core.run(ctx, p, addr)
+	cancel()
+	end := time.Now()
+	if c.ctx.Err() != nil {
+		return // closing: not a result
+	}
+
+	e.deliver.Lock()
+	defer e.deliver.Unlock()
+	s.mu.Lock()
+	if e.removed {
+		s.mu.Unlock()
+		return
+	}
+	old, changed := e.cnt.record(err == nil, e.p.Rise, e.p.Fall)
+	s.reschedule(e, start, end, err == nil)
+	s.mu.Unlock()
+
+	if err != nil && c.log != nil {
+		c.log.Debug("health check failed", "target", e.key, "addr", addr, "check", p.Type, "err", err)
+	}
+	if !changed {
+		return
+	}
+	ev := Event[K]{Key: e.key, Addr: addr, Old: old, New: e.cnt.state, Err: err, Time: end, Latency: end.Sub(start)}
+	if c.log != nil {
+		c.log.Info("health check state changed", "target", e.key, "addr", addr, "check", p.Type,
+			"old", old, "new", ev.New, "err", err)
+	}
+	if c.notify != nil {
+		c.notify(ev)
+	}
+}
+
+// run runs one check of p against addr within ctx.
+func (c *checkerCore) run(ctx context.Context, p *probe, addr netip.AddrPort) error {
+	var err error
+	switch p.Type {
+	case TCP:
+		err = c.checkTCP(ctx, addr)
+	case HTTP, HTTPS:
+		err = c.checkHTTP(ctx, p, addr)
+	case DNS:
+		err = c.checkDNS(ctx, p, addr)
+	case Func:
+		err = p.Func(ctx)
+		if err != nil && ctx.Err() != nil {
+			err = ctxErr(ctx, err)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("healthcheck: %s %s: %w", p.Type, addr, err)
+	}
+	return nil
+}
+
