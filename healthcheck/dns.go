@@ -47,4 +47,3 @@ func rcodeName(r int) string {
 	}
 	return fmt.Sprintf("RCODE%d", r)
 }
-

@@ -87,4 +87,3 @@ func (c *checkerCore) run(ctx context.Context, p *probe, addr netip.AddrPort) er
 	}
 	return nil
 }
-
