@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"time"
 )
 
@@ -43,9 +44,17 @@ func deadlineFromContext(ctx context.Context, conn net.Conn) (stop func() bool) 
 }
 
 // ctxErr makes err also wrap ctx's error when ctx ended: a timeout then
-// matches context.DeadlineExceeded as well as the socket's error.
+// matches context.DeadlineExceeded as well as the socket's error. A
+// socket's deadline, set from ctx's, may fire before ctx's own timer does.
 func ctxErr(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && err != nil && !errors.Is(err, cerr) {
+	if err == nil {
+		return nil
+	}
+	cerr := ctx.Err()
+	if d, ok := ctx.Deadline(); cerr == nil && ok && !time.Now().Before(d) && errors.Is(err, os.ErrDeadlineExceeded) {
+		cerr = context.DeadlineExceeded
+	}
+	if cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w: %w", cerr, err)
 	}
 	return err

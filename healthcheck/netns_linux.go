@@ -2,7 +2,6 @@ package healthcheck
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -147,10 +146,7 @@ func connect(ctx context.Context, fd int, sa unix.Sockaddr) (net.Conn, error) {
 		err = waitConnected(f)
 		stop()
 		if err != nil {
-			if cerr := ctx.Err(); cerr != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-				return nil, fmt.Errorf("%w: %w", cerr, err)
-			}
-			return nil, err
+			return nil, ctxErr(ctx, err)
 		}
 	}
 	return net.FileConn(f)

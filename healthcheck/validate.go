@@ -65,10 +65,10 @@ func (p *probe) prepareHTTP(r *refusals) {
 	if path == "" {
 		path = "/"
 	}
-	if u, err := url.ParseRequestURI(path); err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(path, "/") {
-		r.add("HTTP.Path", h.Path, "want an absolute path with an optional query, such as /healthz?full=1")
+	if u, err := url.ParseRequestURI(path); err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(path, "/") || !printable(path) {
+		r.add("HTTP.Path", h.Path, "want an absolute path with an optional query, printable ASCII without spaces, such as /healthz?full=1")
 	}
-	if h.Host != "" && !validHost(h.Host) {
+	if h.Host != "" && (!printable(h.Host) || strings.ContainsAny(h.Host, "/?#@")) {
 		r.add("HTTP.Host", h.Host, "want a host name or address, with an optional :port")
 	}
 	for i, s := range h.Status {
@@ -87,11 +87,11 @@ func (p *probe) prepareHTTP(r *refusals) {
 	p.request = []byte("GET " + path + " HTTP/1.1\r\nUser-Agent: ipvskit-healthcheck\r\nConnection: close\r\nAccept: */*\r\nHost: ")
 }
 
-// validHost reports whether h can be sent as a Host header.
-func validHost(h string) bool {
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if c <= ' ' || c >= 0x7f || c == '/' || c == '?' || c == '#' || c == '@' {
+// printable reports whether s has only printable ASCII and no space, as a
+// request line's target and a Host header must.
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f {
 			return false
 		}
 	}
