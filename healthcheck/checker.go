@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ipvskit/ipvskit/internal/nsfd"
 	"github.com/vishvananda/netns"
@@ -49,7 +50,9 @@ type Checker[K comparable] struct {
 	cancel  context.CancelFunc
 	workers sync.WaitGroup
 
-	sched scheduler[K]
+	sched  scheduler[K]
+	checks atomic.Uint64 // checks run, for the benchmark
+	late   atomic.Int64  // the sum of their delays past due, in ns, for the benchmark
 }
 
 // New validates cfg and starts a Checker with no targets: its scheduler,

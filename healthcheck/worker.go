@@ -27,14 +27,16 @@ func (c *Checker[K]) check(e *entry[K]) {
 		s.mu.Unlock()
 		return
 	}
-	p, addr := e.p, e.addr
+	p, addr, due := e.p, e.addr, e.due
 	s.mu.Unlock()
 
 	start := time.Now()
+	c.late.Add(int64(start.Sub(due)))
 	ctx, cancel := context.WithTimeout(c.ctx, p.timeout)
 	err := c.core.run(ctx, p, addr)
 	cancel()
 	end := time.Now()
+	c.checks.Add(1)
 	if c.ctx.Err() != nil {
 		return // closing: not a result
 	}
