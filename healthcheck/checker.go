@@ -32,8 +32,9 @@ type Config[K comparable] struct {
 	// Notify receives every change of a target's state, called from a
 	// worker goroutine: serially for one target, concurrently for
 	// different ones. It must not block for long (hand the event to a
-	// channel or a queue) and must not call the Checker's methods, which
-	// would wait for it. Nil means no events (State still answers).
+	// channel or a queue) and must not call Set, Replace, Remove or Close,
+	// which may wait for it (State and Len are fine). Nil means no events
+	// (State still answers).
 	Notify func(Event[K])
 	// Logger, if not nil, receives state changes (Info) and failed checks
 	// (Debug). Nil logs nothing.
@@ -78,6 +79,7 @@ func New[K comparable](cfg *Config[K]) (*Checker[K], error) {
 		conf.Workers = DefaultWorkers
 	}
 	c := &Checker[K]{notify: conf.Notify, log: conf.Logger}
+	c.core.dialer.KeepAlive = -1 // a probe's connection lives for one check
 	if conf.NetNS != 0 {
 		ns, err := openNS(int(conf.NetNS))
 		if err != nil {

@@ -29,10 +29,7 @@ func (c *checkerCore) checkHTTP(ctx context.Context, p *probe, addr netip.AddrPo
 	defer stop()
 	host := p.host
 	if host == "" {
-		host = addr.String()
-		if addr.Addr().Is6() && !addr.Addr().Is4In6() {
-			host = "[" + addr.Addr().String() + "]:" + fmt.Sprint(addr.Port())
-		}
+		host = addr.String() // [v6]:port for IPv6
 	}
 	if p.Type == HTTPS {
 		tc := tls.Client(conn, tlsConfig(p, host))
