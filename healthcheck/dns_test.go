@@ -71,13 +71,9 @@ func TestDNS(t *testing.T) {
 		{"nxdomain", DNSCheck{Name: "nope.example"}, Down},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, events := start(t, Config[string]{})
 			ck := check(DNS, time.Second)
 			ck.DNS = tc.d
-			if err := c.Set("ns", Target{Addr: addr, Check: ck}); err != nil {
-				t.Fatal(err)
-			}
-			ev := expect(t, events, "ns", Unknown, tc.want)
+			ev := first(t, addr, ck, tc.want)
 			if tc.want == Down && !errors.Is(ev.Err, ErrMismatch) {
 				t.Errorf("error %v: want ErrMismatch", ev.Err)
 			}
@@ -87,14 +83,10 @@ func TestDNS(t *testing.T) {
 
 func TestDNSNeverAnswers(t *testing.T) {
 	srv := dnsServer(t, func([]byte) (int, bool) { return 0, false })
-	c, events := start(t, Config[string]{})
 	ck := check(DNS, time.Second)
 	ck.Timeout = 50 * time.Millisecond
 	ck.DNS.Name = "example.com"
-	if err := c.Set("ns", Target{Addr: addrOf(t, srv.LocalAddr()), Check: ck}); err != nil {
-		t.Fatal(err)
-	}
-	ev := expect(t, events, "ns", Unknown, Down)
+	ev := first(t, addrOf(t, srv.LocalAddr()), ck, Down)
 	if !errors.Is(ev.Err, context.DeadlineExceeded) {
 		t.Errorf("error %v: want context.DeadlineExceeded", ev.Err)
 	}

@@ -63,14 +63,21 @@ func addrOf(t *testing.T, a net.Addr) netip.AddrPort {
 	return ap
 }
 
-// closedPort returns a loopback address on which nothing listens (a port
-// just released).
-func closedPort(t *testing.T) netip.AddrPort {
+// listen returns a TCP listener on a free loopback port.
+func listen(t *testing.T) net.Listener {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l
+}
+
+// closedPort returns a loopback address on which nothing listens (a port
+// just released).
+func closedPort(t *testing.T) netip.AddrPort {
+	t.Helper()
+	l := listen(t)
 	a := addrOf(t, l.Addr())
 	l.Close()
 	return a
@@ -79,10 +86,7 @@ func closedPort(t *testing.T) netip.AddrPort {
 // tcpServer listens on loopback, accepting and closing, until the test ends.
 func tcpServer(t *testing.T) net.Listener {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := listen(t)
 	t.Cleanup(func() { l.Close() })
 	go func() {
 		for {
@@ -99,10 +103,7 @@ func tcpServer(t *testing.T) net.Listener {
 // silentServer accepts connections and never answers, until the test ends.
 func silentServer(t *testing.T) net.Listener {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := listen(t)
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done); l.Close() })
 	go func() {
@@ -115,4 +116,15 @@ func silentServer(t *testing.T) net.Listener {
 		}
 	}()
 	return l
+}
+
+// first starts a Checker with one target, "x", and returns its first event,
+// which must be a change from Unknown to want.
+func first(t *testing.T, addr netip.AddrPort, ck Check, want State) Event[string] {
+	t.Helper()
+	c, events := start(t, Config[string]{})
+	if err := c.Set("x", Target{Addr: addr, Check: ck}); err != nil {
+		t.Fatal(err)
+	}
+	return expect(t, events, "x", Unknown, want)
 }

@@ -45,13 +45,9 @@ func TestHTTPMatches(t *testing.T) {
 		{"regexp fails", HTTPCheck{Path: "/ok", BodyRegexp: `load [1-9]`}, Down},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, events := start(t, Config[string]{})
 			ck := check(HTTP, time.Second)
 			ck.HTTP = tc.h
-			if err := c.Set("web", Target{Addr: addr, Check: ck}); err != nil {
-				t.Fatal(err)
-			}
-			ev := expect(t, events, "web", Unknown, tc.want)
+			ev := first(t, addr, ck, tc.want)
 			if tc.want == Down && !errors.Is(ev.Err, ErrMismatch) {
 				t.Errorf("error %v: want ErrMismatch", ev.Err)
 			}
@@ -69,13 +65,9 @@ func TestHTTPHostHeader(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c, events := start(t, Config[string]{})
 	ck := check(HTTP, time.Second)
 	ck.HTTP.Host = "web.example"
-	if err := c.Set("web", Target{Addr: addrOf(t, srv.Listener.Addr()), Check: ck}); err != nil {
-		t.Fatal(err)
-	}
-	expect(t, events, "web", Unknown, Up)
+	first(t, addrOf(t, srv.Listener.Addr()), ck, Up)
 }
 
 func TestHTTPS(t *testing.T) {
@@ -98,13 +90,9 @@ func TestHTTPS(t *testing.T) {
 		{"wrong host", HTTPCheck{RootCAs: roots, Host: "web.example"}, Down},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, events := start(t, Config[string]{})
 			ck := check(HTTPS, time.Second)
 			ck.HTTP = tc.h
-			if err := c.Set("tls", Target{Addr: addr, Check: ck}); err != nil {
-				t.Fatal(err)
-			}
-			ev := expect(t, events, "tls", Unknown, tc.want)
+			ev := first(t, addr, ck, tc.want)
 			if tc.want == Down && errors.Is(ev.Err, ErrMismatch) {
 				t.Errorf("error %v: want a TLS error, not a mismatch", ev.Err)
 			}
@@ -114,13 +102,9 @@ func TestHTTPS(t *testing.T) {
 
 func TestHTTPNeverAnswers(t *testing.T) {
 	l := silentServer(t)
-	c, events := start(t, Config[string]{})
 	ck := check(HTTP, time.Second)
 	ck.Timeout = 50 * time.Millisecond
-	if err := c.Set("silent", Target{Addr: addrOf(t, l.Addr()), Check: ck}); err != nil {
-		t.Fatal(err)
-	}
-	ev := expect(t, events, "silent", Unknown, Down)
+	ev := first(t, addrOf(t, l.Addr()), ck, Down)
 	if !errors.Is(ev.Err, context.DeadlineExceeded) {
 		t.Errorf("error %v: want context.DeadlineExceeded", ev.Err)
 	}

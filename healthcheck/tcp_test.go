@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"syscall"
 	"testing"
 	"time"
@@ -33,14 +34,10 @@ func TestTCPUpAndRefused(t *testing.T) {
 }
 
 func TestFuncTimeout(t *testing.T) {
-	c, events := start(t, Config[int]{})
 	ck := check(Func, time.Second)
 	ck.Timeout = 20 * time.Millisecond
 	ck.Func = func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
-	if err := c.Set(1, Target{Check: ck}); err != nil {
-		t.Fatal(err)
-	}
-	ev := expect(t, events, 1, Unknown, Down)
+	ev := first(t, netip.AddrPort{}, ck, Down)
 	if !errors.Is(ev.Err, context.DeadlineExceeded) {
 		t.Errorf("error %v: want context.DeadlineExceeded", ev.Err)
 	}
