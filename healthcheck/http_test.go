@@ -127,8 +127,8 @@ func TestHTTPFlaps(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, events := start(t, Config[string]{})
-	ck := check(HTTP, 20*time.Millisecond)
-	ck.Timeout = 0 // = Interval
+	ck := check(HTTP, 250*time.Millisecond) // long enough for an emulated VM's loopback
+	ck.Timeout = 0                          // = Interval
 	ck.Rise, ck.Fall = 2, 3
 	if err := c.Set("web", Target{Addr: addrOf(t, srv.Listener.Addr()), Check: ck}); err != nil {
 		t.Fatal(err)
