@@ -61,7 +61,9 @@ type Check struct {
 	DNS DNSCheck
 	// Func is called by Func checks with a context that carries the
 	// timeout; nil is refused for them. Its error, if any, is the check's
-	// cause (wrapped). It runs in the caller's network namespace.
+	// cause (wrapped); a panic is a failure too. It must return when ctx
+	// ends: until it does, it holds one of the workers. It runs in the
+	// caller's network namespace.
 	Func func(ctx context.Context) error
 }
 

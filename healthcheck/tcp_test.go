@@ -1,10 +1,8 @@
 package healthcheck
 
 import (
-	"context"
 	"errors"
 	"net"
-	"net/netip"
 	"syscall"
 	"testing"
 	"time"
@@ -30,15 +28,5 @@ func TestTCPUpAndRefused(t *testing.T) {
 	}
 	if s, ok := c.State("up"); !ok || s != Up {
 		t.Errorf("State(up) = %v, %v; want up, true", s, ok)
-	}
-}
-
-func TestFuncTimeout(t *testing.T) {
-	ck := check(Func, time.Second)
-	ck.Timeout = 20 * time.Millisecond
-	ck.Func = func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
-	ev := first(t, netip.AddrPort{}, ck, Down)
-	if !errors.Is(ev.Err, context.DeadlineExceeded) {
-		t.Errorf("error %v: want context.DeadlineExceeded", ev.Err)
 	}
 }

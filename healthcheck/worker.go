@@ -79,13 +79,24 @@ func (c *checkerCore) run(ctx context.Context, p *probe, addr netip.AddrPort) er
 	case DNS:
 		err = c.checkDNS(ctx, p, addr)
 	case Func:
-		err = p.Func(ctx)
-		if err != nil && ctx.Err() != nil {
-			err = ctxErr(ctx, err)
-		}
+		err = callFunc(ctx, p.Func)
 	}
 	if err != nil {
 		return fmt.Errorf("healthcheck: %s %s: %w", p.Type, addr, err)
 	}
 	return nil
+}
+
+// callFunc calls a Func check. A panic in it is the check's failure, not the
+// end of the worker (and of the program).
+func callFunc(ctx context.Context, f func(context.Context) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("func check panicked: %v", r)
+		}
+	}()
+	if err = f(ctx); err != nil && ctx.Err() != nil {
+		err = ctxErr(ctx, err)
+	}
+	return err
 }
