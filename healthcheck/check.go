@@ -20,6 +20,7 @@ const (
 	Func                  // the caller's function (Check.Func)
 )
 
+// String returns the type's name: tcp, http, https, dns or func.
 func (t Type) String() string {
 	switch t {
 	case TCP:
@@ -39,6 +40,7 @@ func (t Type) String() string {
 // Check says how and how often a target is probed. Type, Interval, Rise and
 // Fall are required; the other fields document their zero values.
 type Check struct {
+	// Type is the kind of probe; the zero Type is refused.
 	Type Type
 	// Interval is the time between the starts of two checks; more than 0.
 	Interval time.Duration

@@ -130,3 +130,27 @@ func fullListener(t *testing.T) netip.AddrPort {
 		t.Cleanup(func() { conn.Close() })
 	}
 }
+
+// Checker.DialContext, for Func checks, dials from the Checker's namespace.
+func TestIntegrationNetNSDial(t *testing.T) {
+	ns := testutil.NewNetNS(t)
+	var l net.Listener
+	ns.Do(t, func() { l = tcpServer(t) })
+	addr := addrOf(t, l.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), eventWait)
+	defer cancel()
+	in, _ := start(t, Config[string]{NetNS: ns.Handle()})
+	conn, err := in.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		t.Fatalf("DialContext from the namespace: %v", err)
+	}
+	conn.Close()
+	out, _ := start(t, Config[string]{})
+	if conn, err := out.DialContext(ctx, "tcp", addr); err == nil {
+		conn.Close()
+		t.Errorf("DialContext from the caller's namespace reached %v, which listens only in the test's", addr)
+	}
+	if _, err := in.DialContext(ctx, "ip", addr); err == nil {
+		t.Errorf("DialContext(ip) accepted")
+	}
+}

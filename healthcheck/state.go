@@ -16,6 +16,7 @@ const (
 	Down
 )
 
+// String returns unknown, up or down.
 func (s State) String() string {
 	switch s {
 	case Unknown:
@@ -41,6 +42,7 @@ type Event[K comparable] struct {
 	Latency time.Duration
 }
 
+// String returns "key (addr): old -> new", and the error if any.
 func (ev Event[K]) String() string {
 	s := fmt.Sprintf("%v (%v): %v -> %v", ev.Key, ev.Addr, ev.Old, ev.New)
 	if ev.Err != nil {
