@@ -49,7 +49,7 @@
 // Each target's checks start Interval apart, each varied by a random amount
 // up to Jitter either way; the first check of a new target starts after a
 // random delay up to Jitter, so that a large set added at once is spread
-// over the interval. A check that takes longer than Timeout fails. After a
+// out (with Jitter near Interval, over the whole interval). A check that takes longer than Timeout fails. After a
 // failure, while the target is not yet Down, the next check comes
 // RetryInterval later instead (0: Interval).
 //
@@ -61,19 +61,19 @@
 //	retry N                    Check.Fall = N+1 (failed attempts before down)
 //	delay_before_retry S       Check.RetryInterval
 //	rise N / fall N (MISC)     Check.Rise / Check.Fall
-//	alpha                      the Unknown state (no traffic decision until a result)
+//	alpha                      treat Unknown as Down (the caller's choice)
 //	TCP_CHECK                  TCP
 //	HTTP_GET / SSL_GET         HTTP / HTTPS (url path, status_code; digest: use BodyRegexp)
 //	virtualhost NAME           HTTPCheck.Host
 //	DNS_CHECK type, name       DNS (DNSCheck.Type, DNSCheck.Name)
 //	MISC_CHECK                 Func
 //
-//	seesaw                     here
-//	interval, timeout          Check.Interval, Check.Timeout
-//	retries N                  Check.Fall = N+1
-//	tcp, http(s), dns checks   TCP, HTTP, HTTPS, DNS
-//	code, response             HTTPCheck.Status, HTTPCheck.Body
-//	tls_verify false           HTTPCheck.InsecureSkipVerify
+//	seesaw (healthcheck)       here
+//	Interval, Timeout          Check.Interval, Check.Timeout
+//	Retries N                  Check.Fall = N+1
+//	TCP, HTTP(S), DNS checkers TCP, HTTP, HTTPS, DNS
+//	ResponseCode, Response     HTTPCheck.Status, HTTPCheck.Body
+//	TLSVerify false            HTTPCheck.InsecureSkipVerify
 //
 // # Network namespace
 //
