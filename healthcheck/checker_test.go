@@ -4,22 +4,22 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // scripted returns a Func check whose results follow script (true = pass),
-// then pass forever; calls receives each call's index.
-func scripted(script []bool, calls chan<- int) Check {
+// then pass forever; calls counts the calls.
+func scripted(script []bool, calls *atomic.Int64) Check {
 	ck := check(Func, 5*time.Millisecond)
-	i := 0
+	var n atomic.Int64
+	if calls == nil {
+		calls = &n
+	}
 	ck.Func = func(context.Context) error {
-		n := i
-		i++
-		if calls != nil {
-			calls <- n
-		}
-		if n < len(script) && !script[n] {
+		i := calls.Add(1) - 1
+		if i < int64(len(script)) && !script[i] {
 			return errors.New("scripted failure")
 		}
 		return nil
@@ -27,27 +27,43 @@ func scripted(script []bool, calls chan<- int) Check {
 	return ck
 }
 
+// A target's next check starts after its event is delivered, so Notify sees
+// exactly how many checks made the change.
 func TestRiseAndFall(t *testing.T) {
-	c, events := start(t, Config[string]{})
+	type change struct {
+		ev    Event[string]
+		calls int64
+	}
+	var calls atomic.Int64
+	changes := make(chan change, 10)
+	c, err := New(&Config[string]{Notify: func(ev Event[string]) { changes <- change{ev, calls.Load()} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	//                  0     1      2     3     4      5      6      7     8
 	script := []bool{true, false, true, true, false, false, false, true, true}
-	calls := make(chan int, 100)
-	ck := scripted(script, calls)
+	ck := scripted(script, &calls)
 	ck.Rise, ck.Fall = 2, 3
 	if err := c.Set("x", Target{Check: ck}); err != nil {
 		t.Fatal(err)
 	}
-	expect(t, events, "x", Unknown, Up)
-	if n := len(calls); n != 4 {
-		t.Errorf("up after %d checks, want 4 (one failure resets the successes)", n)
-	}
-	ev := expect(t, events, "x", Up, Down)
-	if n := len(calls); n != 7 || ev.Err == nil {
-		t.Errorf("down after %d checks with error %v, want 7 and the last failure", n, ev.Err)
-	}
-	expect(t, events, "x", Down, Up)
-	if n := len(calls); n != 9 {
-		t.Errorf("up again after %d checks, want 9", n)
+	for _, want := range []struct {
+		old, new State
+		calls    int64
+	}{
+		{Unknown, Up, 4}, // one failure resets the successes
+		{Up, Down, 7},
+		{Down, Up, 9},
+	} {
+		select {
+		case ch := <-changes:
+			if ch.ev.Old != want.old || ch.ev.New != want.new || ch.calls != want.calls || (ch.ev.Err == nil) != (want.new == Up) {
+				t.Errorf("%v after %d checks; want %v -> %v after %d", ch.ev, ch.calls, want.old, want.new, want.calls)
+			}
+		case <-time.After(eventWait):
+			t.Fatalf("no change within %v; want %v -> %v", eventWait, want.old, want.new)
+		}
 	}
 }
 

@@ -49,7 +49,9 @@ func (c *Checker[K]) check(e *entry[K]) {
 		return
 	}
 	old, changed := e.cnt.record(err == nil, e.p.Rise, e.p.Fall)
-	s.reschedule(e, start, end, err == nil)
+	if !changed {
+		s.reschedule(e, start, end, err == nil)
+	}
 	s.mu.Unlock()
 
 	if err != nil && c.log != nil {
@@ -66,6 +68,11 @@ func (c *Checker[K]) check(e *entry[K]) {
 	if c.notify != nil {
 		c.notify(ev)
 	}
+	// The next check starts only after the event is delivered. e cannot
+	// have been removed meanwhile (that takes e.deliver, which we hold).
+	s.mu.Lock()
+	s.reschedule(e, start, end, err == nil)
+	s.mu.Unlock()
 }
 
 // run runs one check of p against addr within ctx.
