@@ -31,8 +31,9 @@ type Config[K comparable] struct {
 	Workers int
 	// Notify receives every change of a target's state, called from a
 	// worker goroutine: serially for one target, concurrently for
-	// different ones. It must not block for long (hand the event to a
-	// channel or a queue) and must not call Set, Replace, Remove or Close,
+	// different ones; the target's next check waits for it. It must not
+	// block for long (hand the event to a channel or a queue), as it holds
+	// a worker, and must not call Set, Replace, Remove or Close,
 	// which may wait for it (State and Len are fine). Nil means no events
 	// (State still answers).
 	Notify func(Event[K])
