@@ -24,14 +24,15 @@ import (
 
 var checkFlag = flag.Bool("check", false, "check that the kernel has every feature needed, change nothing, and exit (1 if one is missing)")
 
-// checkAndExit runs the preflight check and exits, if -check was given.
-func checkAndExit(statePath string) {
+// checkAndExit runs the preflight check of cfg and exits, if -check was
+// given.
+func checkAndExit(cfg *proxier.Config, statePath string) {
 	if !*checkFlag {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	missing, err := runCheck(ctx, statePath)
+	missing, err := runCheck(ctx, cfg, statePath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "minimal:", err)
 		os.Exit(1)
@@ -46,14 +47,14 @@ func checkAndExit(statePath string) {
 
 // runCheck prints each problem Preflight finds and returns the modules
 // missing; err is for a check that could not run.
-func runCheck(ctx context.Context, statePath string) (missing []string, err error) {
+func runCheck(ctx context.Context, cfg *proxier.Config, statePath string) (missing []string, err error) {
 	opts := &proxier.PreflightOptions{NoConntrack: true} // as main: no Deps.Conntrack
 	if statePath != "" {
 		if opts.Schedulers, err = schedulersIn(statePath); err != nil {
 			return nil, err
 		}
 	}
-	perr := proxier.Preflight(ctx, nil, 0, opts) // nil: the Config main uses
+	perr := proxier.Preflight(ctx, cfg, 0, opts)
 	var invalid *proxier.ValidationError
 	if errors.As(perr, &invalid) {
 		return nil, perr

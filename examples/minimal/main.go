@@ -37,10 +37,10 @@ func main() {
 	cleanup := flag.Bool("cleanup", false, "remove everything ipvskit owns")
 	dualStack := flag.Bool("dual-stack", false, "serve IPv6 as well as IPv4")
 	flag.Parse()
-	checkAndExit(flag.Arg(0)) // -check: see check.go
+	cfg := configFor(*dualStack)
+	checkAndExit(cfg, flag.Arg(0)) // -check: see check.go
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg := configFor(*dualStack)
 	var err error
 	if *dryRunFlag && !*cleanup {
 		err = dryRun(ctx, os.Stdout, cfg, flag.Arg(0), *nodeFlag) // no kernel: dryrun.go
