@@ -1,6 +1,8 @@
 package lbd
 
 import (
+	"strings"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -23,7 +25,7 @@ func (r *reader) check(path string, n *yaml.Node) *Check {
 		Body:               r.str(join(path, "body"), f["body"]),
 		InsecureSkipVerify: r.boolean(join(path, "insecureSkipVerify"), f["insecureSkipVerify"]),
 		DNSName:            r.str(join(path, "dnsName"), f["dnsName"]),
-		DNSType:            r.str(join(path, "dnsType"), f["dnsType"]),
+		DNSType:            r.word(join(path, "dnsType"), f["dnsType"], "", "A", "NS", "CNAME", "SOA", "PTR", "MX", "TXT", "AAAA", "SRV", "ANY"),
 		DNSRCode:           r.num(join(path, "dnsRCode"), f["dnsRCode"], 15),
 	}
 	if f["status"] != nil {
@@ -52,6 +54,11 @@ func (r *reader) check(path string, n *yaml.Node) *Check {
 	}
 	if c.Path != "" && c.Path[0] != '/' {
 		r.add(join(path, "path"), f["path"], "does not start with /")
+	}
+	for _, k := range []string{"path", "host"} {
+		if s := r.str(join(path, k), f[k]); strings.ContainsFunc(s, func(c rune) bool { return c <= ' ' || c == 0x7f }) {
+			r.add(join(path, k), f[k], "has a space or a control character, which would break the request")
+		}
 	}
 	for _, k := range []string{"dnsName", "dnsType", "dnsRCode"} {
 		if f[k] != nil && c.Type != CheckDNS {

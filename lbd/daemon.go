@@ -16,7 +16,7 @@ import (
 type Options struct {
 	// Logger gets the daemon's structured logs; nil discards them.
 	Logger *slog.Logger
-	// Checker makes the health checker; nil means TCPChecker(Dialer(0)).
+	// Checker makes the health checker; nil means HealthChecker(0, Logger).
 	Checker CheckerMaker
 	// Metrics, if not nil, records the daemon's metrics.
 	Metrics *Metrics
@@ -90,7 +90,7 @@ func New(ctx context.Context, p *proxier.Proxier, cfg *Config, o *Options) (*Dae
 	d.log.Info("serving", "virtualServers", len(state.Services), "ipvsRequests", requests(res))
 	mk := o.Checker
 	if mk == nil {
-		mk = TCPChecker(Dialer(0))
+		mk = HealthChecker(0, d.log)
 	}
 	if d.checker, err = mk(d.notify, d.m.observe); err != nil {
 		return nil, err

@@ -319,16 +319,35 @@ func request(ctx context.Context, addr netip.AddrPort) (string, error) {
 	return string(b), err
 }
 
-// dialIn sends one request from the namespace ns.
+// dialIn sends one request from the namespace ns, on an OS thread of
+// its own that is thrown away afterwards.
 func dialIn(ctx context.Context, ns netns.NsHandle, addr netip.AddrPort) (string, error) {
-	c, err := Dialer(ns)(ctx, addr)
-	if err != nil {
-		return "", err
+	type result struct {
+		reply string
+		err   error
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(3 * time.Second))
-	b, err := io.ReadAll(c)
-	return string(b), err
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := netns.Set(ns); err != nil {
+			ch <- result{err: err}
+			return
+		}
+		reply, err := request(ctx, addr)
+		ch <- result{reply, err}
+	}()
+	r := <-ch
+	return r.reply, r.err
+}
+
+func accept(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
 }
 
 func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {

@@ -17,7 +17,7 @@ import (
 type fakeChecker struct{ targets map[Key]Target }
 
 func (f *fakeChecker) Replace(t map[Key]Target) error { f.targets = t; return nil }
-func (f *fakeChecker) Close() error                    { return nil }
+func (f *fakeChecker) Close() error                   { return nil }
 
 const farm = `virtualServers:
   web:

@@ -27,7 +27,7 @@ type ServeOptions struct {
 	Registry prometheus.Registerer
 	// Reload: each value received reloads the file (SIGHUP).
 	Reload <-chan os.Signal
-	// Checker makes the health checker; nil is TCPChecker(Dialer(NetNS)).
+	// Checker makes the health checker; nil is HealthChecker(NetNS, Logger).
 	Checker CheckerMaker
 	// Options are passed on to New (its Logger, Checker and Metrics are
 	// Serve's).
@@ -71,7 +71,7 @@ func Serve(ctx context.Context, path string, o *ServeOptions) error {
 	opts := o.Options
 	opts.Logger, opts.Checker = log, o.Checker
 	if opts.Checker == nil {
-		opts.Checker = TCPChecker(Dialer(o.NetNS))
+		opts.Checker = HealthChecker(o.NetNS, log)
 	}
 	if o.Registry != nil {
 		if opts.Metrics, err = NewMetrics(o.Registry); err != nil {
