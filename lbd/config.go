@@ -42,8 +42,6 @@ type VirtualServer struct {
 	// Sorry, if set, is the real server used when none is healthy.
 	Sorry       *RealServer
 	RealServers []*RealServer
-	line        int            // where the virtual server is in the file
-	fieldLines  map[string]int // field key -> its line
 }
 
 // RealServer is keepalived's real_server.

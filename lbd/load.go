@@ -182,6 +182,9 @@ func errString(err error) string {
 		return err.Error()
 	}
 	s := fmt.Sprintf("%d problems:", len(v.Problems))
+	if len(v.Problems) == 1 {
+		s = "1 problem:"
+	}
 	for _, p := range v.Problems {
 		s += "\n  " + p.String()
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,7 +46,7 @@ func (r *reader) fields(path string, n *yaml.Node, names ...string) map[string]*
 		k, v := n.Content[i], n.Content[i+1]
 		p := join(path, k.Value)
 		switch {
-		case !contains(names, k.Value):
+		case !slices.Contains(names, k.Value):
 			r.add(p, k, "is not a field here (want one of %s)", strings.Join(names, ", "))
 		case out[k.Value] != nil:
 			r.add(p, k, "is given twice")
@@ -187,12 +188,3 @@ func join(path, field string) string {
 func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 
 func key(path, k string) string { return fmt.Sprintf("%s[%q]", path, k) }
-
-func contains(names []string, s string) bool {
-	for _, n := range names {
-		if n == s {
-			return true
-		}
-	}
-	return false
-}
