@@ -2,6 +2,7 @@ package lbd
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 
 	"github.com/ipvskit/ipvskit/proxier"
@@ -49,7 +50,8 @@ func (c *Config) validate() []proxier.Problem {
 	var v *proxier.ValidationError
 	if err := s.Validate(pc); errors.As(err, &v) {
 		for _, p := range v.Problems {
-			probs = append(probs, c.problem(translate(p.Path, paths), p.Value, p.Msg))
+			msg := statePath.ReplaceAllStringFunc(p.Msg, func(q string) string { return translate(q, paths) })
+			probs = append(probs, c.problem(translate(p.Path, paths), p.Value, msg))
 		}
 	} else if err != nil {
 		probs = append(probs, c.problem("document", "", err.Error()))
@@ -80,6 +82,9 @@ func (c *Config) problem(path, value, msg string) proxier.Problem {
 	}
 	return p
 }
+
+// statePath matches a State path in a problem's message.
+var statePath = regexp.MustCompile(`services\["[^"]*"\](\.[a-zA-Z0-9]+(\[[^\]]*\])?)*`)
 
 // translate names a State path by the file's: the longest prefix paths
 // knows, and the field names that differ after it.
