@@ -37,6 +37,12 @@ type Config[K comparable] struct {
 	// which may wait for it (State and Len are fine). Nil means no events
 	// (State still answers).
 	Notify func(Event[K])
+	// Observe, if not nil, receives every check's result, whether or not
+	// it changed the target's state (for a latency histogram, a log of
+	// every failure): called from a worker goroutine, like Notify, before
+	// Notify's event for the same check, under the same rules (quick, no
+	// Set, Replace, Remove or Close).
+	Observe func(Result[K])
 	// Logger, if not nil, receives state changes (Info) and failed checks
 	// (Debug). Nil logs nothing.
 	Logger *slog.Logger
@@ -47,6 +53,7 @@ type Config[K comparable] struct {
 type Checker[K comparable] struct {
 	core    checkerCore
 	notify  func(Event[K])
+	observe func(Result[K])
 	log     *slog.Logger
 	ctx     context.Context // ends with Close; every check's parent
 	cancel  context.CancelFunc
@@ -79,7 +86,7 @@ func New[K comparable](cfg *Config[K]) (*Checker[K], error) {
 	if conf.Workers == 0 {
 		conf.Workers = DefaultWorkers
 	}
-	c := &Checker[K]{notify: conf.Notify, log: conf.Logger}
+	c := &Checker[K]{notify: conf.Notify, observe: conf.Observe, log: conf.Logger}
 	c.core.dialer.KeepAlive = -1 // a probe's connection lives for one check
 	if conf.NetNS != 0 {
 		ns, err := openNS(int(conf.NetNS))
@@ -111,6 +118,16 @@ func (c *Checker[K]) Close() error {
 		c.core.ns.close()
 	}
 	return nil
+}
+
+// Validate checks c as Set, Replace and New's callers would have it
+// checked, without a Checker: a *ValidationError naming each refused field
+// (`Check.Interval`), or nil. A program that loads its checks from a file
+// validates them with the rest of the file before it starts anything.
+func (c Check) Validate() error {
+	r := refusals{prefix: "Check."}
+	prepare(c, &r)
+	return r.err()
 }
 
 // Set adds the target key, or changes it. A new target starts Unknown and

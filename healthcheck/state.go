@@ -42,6 +42,18 @@ type Event[K comparable] struct {
 	Latency time.Duration
 }
 
+// Result is one check's outcome (Config.Observe): the target, its state
+// after the check (which this result may or may not have changed), the
+// check's error (nil for a success), when it ended and how long it took.
+type Result[K comparable] struct {
+	Key     K
+	Addr    netip.AddrPort
+	State   State
+	Err     error
+	Time    time.Time
+	Latency time.Duration
+}
+
 // String returns "key (addr): old -> new", and the error if any.
 func (ev Event[K]) String() string {
 	s := fmt.Sprintf("%v (%v): %v -> %v", ev.Key, ev.Addr, ev.Old, ev.New)

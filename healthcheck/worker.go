@@ -49,10 +49,14 @@ func (c *Checker[K]) check(e *entry[K]) {
 		return
 	}
 	old, changed := e.cnt.record(err == nil, e.p.Rise, e.p.Fall)
+	now := e.cnt.state
 	if !changed {
 		s.reschedule(e, start, end, err == nil)
 	}
 	s.mu.Unlock()
+	if c.observe != nil {
+		c.observe(Result[K]{Key: e.key, Addr: addr, State: now, Err: err, Time: end, Latency: end.Sub(start)})
+	}
 
 	if err != nil && c.log != nil {
 		c.log.Debug("health check failed", "target", e.key, "addr", addr, "check", p.Type, "err", err)
