@@ -16,12 +16,10 @@ import (
 func HealthChecker(ns netns.NsHandle, log *slog.Logger) CheckerMaker {
 	return func(notify func(Event), observe func(Key, time.Duration, error)) (Checker, error) {
 		c, err := healthcheck.New(&healthcheck.Config[Key]{
-			NetNS:  ns,
-			Logger: log,
+			NetNS:   ns,
+			Logger:  log,
+			Observe: func(r healthcheck.Result[Key]) { observe(r.Key, r.Latency, r.Err) },
 			Notify: func(ev healthcheck.Event[Key]) {
-				// healthcheck reports a check's latency only with a change
-				// of state: that is what the histogram sees.
-				observe(ev.Key, ev.Latency, ev.Err)
 				notify(Event{Key: ev.Key, Up: ev.New == healthcheck.Up, Err: ev.Err})
 			},
 		})
