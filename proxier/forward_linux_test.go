@@ -177,16 +177,17 @@ func (fn *forwardNet) forwardState() State {
 // sends IPVS nothing, and the neighbour's objects are untouched through
 // Sync and Cleanup.
 func TestIntegrationForward(t *testing.T) {
-	for _, be := range []Backend{NFTables, IPTables} {
-		t.Run(be.String(), func(t *testing.T) { testForward(t, be) })
+	for _, v := range variants { // each back end, and each VIP mode
+		t.Run(v.String(), func(t *testing.T) { testForward(t, v) })
 	}
 }
 
-func testForward(t *testing.T, be Backend) {
+func testForward(t *testing.T, v variant) {
 	ctx := context.Background()
 	fn := newForwardNet(t)
+	fn.tp.mode = v.mode
 	fn.tp.addForeign(t)
-	k := fn.tp.newProxier(t, Config{Backend: be})
+	k := fn.tp.newProxier(t, Config{Backend: v.be})
 	k.sync(t, fn.forwardState())
 	s := fn.tp.snapshot(t)
 	checkForeign(t, s)
@@ -225,7 +226,7 @@ func testForward(t *testing.T, be Backend) {
 	if backend, peer := fn.exchange(t, fn.drVIP, n+1); backend != "dr" || peer != fn.clientAddr {
 		t.Errorf("after the repair, %v answered by %s, which saw %v", fn.drVIP, backend, peer)
 	}
-	k2 := fn.tp.newProxier(t, Config{Backend: be})
+	k2 := fn.tp.newProxier(t, Config{Backend: v.be})
 	if res := k2.sync(t, fn.forwardState()); res.Plan.IPVSAdd.Len()+res.Plan.IPVSDelete.Len() != 0 {
 		t.Errorf("a restart's first Sync:\n%s", res.Plan)
 	}
