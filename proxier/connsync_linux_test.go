@@ -52,7 +52,6 @@ func newFailoverNet(t *testing.T) *failoverNet {
 	veth(t, fn.lan, "c0", fn.client, "eth0")
 	veth(t, fn.lan, "na", fn.a.node, "eth0")
 	veth(t, fn.lan, "nb", fn.b.node, "eth0")
-	var backends []*testutil.NetNS
 	for i := range 2 {
 		be := testutil.NewNetNS(t)
 		veth(t, fn.lan, fmt.Sprintf("be%d", i+1), be, "eth0")
@@ -60,7 +59,6 @@ func newFailoverNet(t *testing.T) *failoverNet {
 			"sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.eth0.arp_ignore=1 net.ipv4.conf.eth0.arp_announce=2\n"+
 			"ip addr add "+foVIP.String()+"/32 dev lo\n")
 		serveEcho(t, &host{name: fmt.Sprintf("be%d", i+1), ns: be}, fwdPort)
-		backends = append(backends, be)
 	}
 	sh(t, fn.lan, "ip addr add 198.18.171.1/24 dev c0\n"+
 		"for l in na nb be1 be2; do ip link set $l master br0; done\n"+

@@ -68,6 +68,7 @@ type serving struct {
 // for the same namespace) or fakes for unit tests. The Proxier does not
 // close them.
 type Deps struct {
+	// IPVS must also be a DaemonClient when Config.SyncDaemons is set.
 	IPVS    IPVS
 	Link    Link
 	Sysctls Sysctls

@@ -262,10 +262,11 @@ func withDefaults(w SyncDaemon) SyncDaemon {
 
 // daemonMatches says the daemon read back (h) is the configured one (w):
 // the same role, interface, sync ID, group, port and TTL (unset ones are
-// the kernel's defaults) and message length (any, if w leaves it to the
-// kernel).
+// the kernel's defaults, on either side: a kernel from before the
+// multicast parameters reports none) and message length (any, if w leaves
+// it to the kernel).
 func daemonMatches(w, h SyncDaemon) bool {
-	w = withDefaults(w)
+	w, h = withDefaults(w), withDefaults(h)
 	if w.MaxLen == 0 {
 		w.MaxLen = h.MaxLen
 	}
@@ -274,7 +275,7 @@ func daemonMatches(w, h SyncDaemon) bool {
 
 // daemonDiff renders how h differs from the configured w.
 func daemonDiff(h, w SyncDaemon) string {
-	w = withDefaults(w)
+	w, h = withDefaults(w), withDefaults(h)
 	var f fields
 	f.diff("interface", h.Interface, w.Interface)
 	f.diff("sync ID", h.SyncID, w.SyncID)
