@@ -29,6 +29,11 @@ func TestIntegrationContract(t *testing.T) {
 				}
 			},
 			Oracle: func(t *testing.T) string { return ns.Exec(t, "ipvsadm", "-Sn") },
+			SyncInterface: func(t *testing.T) string {
+				ns.Exec(t, "sh", "-c", "ip link add vs0 type veth peer name vs1 && ip link set vs0 up && ip link set vs1 up")
+				return "vs0"
+			},
+			Daemons: func(t *testing.T) string { return ns.Exec(t, "ipvsadm", "-Ln", "--daemon") },
 		}
 	})
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // apply sends the plan phase by phase: additions (virtual servers, then
-// VIPs), then removals (VIPs, then virtual servers).
+// VIPs), then removals (VIPs, then virtual servers), then the sync
+// daemons.
 func (p *Proxier) apply(ctx context.Context, pl *Plan, res *Result) error {
 	ph := &res.Phases
 	t := time.Now()
@@ -78,6 +79,13 @@ func (p *Proxier) apply(ctx context.Context, pl *Plan, res *Result) error {
 		err = p.applyRules(ctx, pl.changeSets(true), res)
 	}
 	lap(&ph.Rules)
+	if err != nil {
+		return err
+	}
+	// The sync daemons last: serving comes first, and a daemon that cannot
+	// start (its interface missing) fails the sync after it.
+	err = p.applyDaemons(ctx, daemonChanges{pl.DaemonStops, pl.DaemonStarts}, res)
+	lap(&ph.IPVS)
 	return err
 }
 

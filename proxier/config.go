@@ -127,6 +127,23 @@ type Config struct {
 	// Node.NodePortCIDRs left them out. Each must be a valid prefix without
 	// host bits; nil excludes nothing.
 	ExcludeCIDRs []netip.Prefix
+	// SyncDaemons are the IPVS connection-sync daemons the Proxier runs,
+	// for failover between two load balancers (docs/failover.md): at most
+	// one Master (sends this node's connections) and one Backup (takes the
+	// peer's in), as the kernel allows per namespace. Each names its
+	// Interface (1-15 bytes, required), a SyncID of 0-255 (a backup with 0
+	// takes every master's), and optionally MaxLen (a master 1-1472, a
+	// backup 1024-1472; 1452 with an IPv6 group; 0 is the kernel's choice),
+	// a multicast Group (default 224.0.0.81), Port (8848) and TTL (1).
+	// The first Sync starts them (last, after the services), adopting one
+	// already running with exactly these parameters; one running in a
+	// configured role with other parameters that the Proxier did not start
+	// is someone else's, and the Sync fails with a *DaemonConflictError
+	// before applying anything. Reconcile restarts a daemon that stopped
+	// and replaces one whose parameters changed (drift); Cleanup stops
+	// them. A role not listed is never touched. Deps.IPVS must be a
+	// DaemonClient (*ipvs.Client is). Nil runs none.
+	SyncDaemons []SyncDaemon
 }
 
 // Backend is a netfilter back end.

@@ -165,6 +165,21 @@
 // a kube-proxy node; objects kube-proxy made carry no mark and are still
 // never touched, unless Config.AdoptKubeProxy says to take them over.
 //
+// Connection sync for failover: Config.SyncDaemons names the IPVS
+// connection-sync daemons the Proxier runs, a Master that sends this node's
+// connections and a Backup that takes a peer's in, so that when the VIP
+// moves to the other load balancer (VRRP, or whatever moves it) the open
+// connections carry on there. The first Sync starts them after the
+// services (its plan shows `ipvsadm --start-daemon` lines), adopting one
+// that runs with exactly the configured parameters (a restart keeps
+// syncing); one in a configured role with other parameters that the
+// Proxier did not start is someone else's, and Sync fails with a
+// *DaemonConflictError (errors.Is fs.ErrExist) before anything is applied.
+// A daemon has no mark, so the Config is the proof of ownership: a role the
+// Config does not name is never touched. Reconcile restarts a stopped
+// daemon and replaces one whose parameters changed, each as drift; Cleanup
+// stops them. docs/failover.md shows a pair of load balancers.
+//
 // Take-over preview: before the first Sync of a Proxier with
 // Config.AdoptKubeProxy, PreviewTakeover reads back what kube-proxy
 // programmed and returns, per Service, every change that Sync would make

@@ -43,6 +43,13 @@ type Plan struct {
 	// after them; their back end writes just those. A family absent has
 	// nothing to change.
 	SetChanges map[Family]*SetChanges
+	// DaemonStops and DaemonStarts are the sync daemons of
+	// Config.SyncDaemons the plan stops (a role whose daemon changed), then
+	// starts, after everything else: at the first Sync, and after a
+	// failure or Cleanup. A dry run (Plan) lists every configured daemon
+	// the Proxier does not run yet.
+	DaemonStops  []ipvs.DaemonState
+	DaemonStarts []SyncDaemon
 
 	linkName string  // for rendering
 	vipMode  VIPMode // for rendering
@@ -73,7 +80,8 @@ func (m SetMember) compare(o SetMember) int {
 // Empty reports whether applying the plan would send nothing to the kernel.
 func (p *Plan) Empty() bool {
 	return p.IPVSAdd.Len() == 0 && p.IPVSDelete.Len() == 0 && len(p.Bind) == 0 && len(p.Unbind) == 0 &&
-		len(p.Rules) == 0 && len(p.RulesAfter) == 0 && len(p.SetChanges) == 0
+		len(p.Rules) == 0 && len(p.RulesAfter) == 0 && len(p.SetChanges) == 0 &&
+		len(p.DaemonStops) == 0 && len(p.DaemonStarts) == 0
 }
 
 // changeSets makes the live rulesets' SetChanges (the deletions if del,
@@ -207,6 +215,15 @@ func (p *Plan) render(linkName string) (string, error) {
 		return "", err
 	}
 	setChanges("last: set members deleted", true)
+	if len(p.DaemonStops)+len(p.DaemonStarts) > 0 {
+		section("ipvs: sync daemons (ipvsadm)")
+		for _, s := range p.DaemonStops {
+			fmt.Fprintln(&b, "ipvsadm "+strings.Join(ipvsadm.StopDaemonArgs(s), " "))
+		}
+		for _, d := range p.DaemonStarts {
+			fmt.Fprintln(&b, "ipvsadm "+strings.Join(ipvsadm.StartDaemonArgs(d), " "))
+		}
+	}
 	return b.String(), nil
 }
 

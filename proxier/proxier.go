@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,6 +33,7 @@ type Proxier struct {
 	kernel  knowledge  // what the kernel is known to hold of the Proxier's
 	serving serving    // what the Proxier serves
 	pending pending    // drains and stale flows, left for later
+	syncd   daemons    // the sync daemons it runs (Config.SyncDaemons)
 }
 
 // clients are the kernel clients a Proxier works through (Deps), and the
@@ -43,6 +45,9 @@ type clients struct {
 	sys   Sysctls
 	rules map[Family]Rules
 	ct    Conntrack // nil: no flow cleanup
+	// daemonc runs the sync daemons (Config.SyncDaemons): Deps.IPVS, nil
+	// when none are configured.
+	daemonc DaemonClient
 	// closers close the clients Open opened (nil for New); Close runs
 	// them once.
 	closers closers
@@ -63,6 +68,7 @@ type serving struct {
 // for the same namespace) or fakes for unit tests. The Proxier does not
 // close them.
 type Deps struct {
+	// IPVS must also be a DaemonClient when Config.SyncDaemons is set.
 	IPVS    IPVS
 	Link    Link
 	Sysctls Sysctls
@@ -98,7 +104,15 @@ func New(cfg *Config, deps Deps) (*Proxier, error) {
 	if _, ok := deps.Link.(adopter); cfg.AdoptKubeProxy && !ok {
 		return nil, fmt.Errorf("proxier: AdoptKubeProxy needs a Deps.Link with Adopt (such as *dummy.Client); %T has none", deps.Link)
 	}
+	var dc DaemonClient
+	if len(cfg.SyncDaemons) > 0 {
+		var ok bool
+		if dc, ok = deps.IPVS.(DaemonClient); !ok {
+			return nil, fmt.Errorf("proxier: Config.SyncDaemons needs a Deps.IPVS with Daemons, StartDaemon and StopDaemon (such as *ipvs.Client); %T has none", deps.IPVS)
+		}
+	}
 	c := *cfg
+	c.SyncDaemons = slices.Clone(cfg.SyncDaemons)
 	if c.Instance == "" {
 		c.Instance = DefaultInstance
 	}
@@ -106,7 +120,7 @@ func New(cfg *Config, deps Deps) (*Proxier, error) {
 		c.LinkName = names.Link(c.Instance, c.KubeProxyNames)
 	}
 	return &Proxier{cfg: c, now: time.Now,
-		clients: clients{ipvs: deps.IPVS, link: deps.Link, vips: vips, sys: deps.Sysctls, rules: deps.Rules, ct: deps.Conntrack},
+		clients: clients{ipvs: deps.IPVS, link: deps.Link, vips: vips, sys: deps.Sysctls, rules: deps.Rules, ct: deps.Conntrack, daemonc: dc},
 		kernel:  newKnowledge(c.AdoptKubeProxy), pending: pending{flows: map[ipvs.ServiceKey]bool{}}}, nil
 }
 
@@ -172,12 +186,17 @@ func (pl *Plan) String() string {
 
 // Cleanup removes everything the proxier owns and nothing else: the virtual
 // servers in its ledger or applied by this Proxier, the VIP link (if it
-// carries the link client's mark), and each back end's marked rules and
-// sets. Another program's objects, even of the proxier's names, are left
-// alone. The next Sync starts afresh.
+// carries the link client's mark), each back end's marked rules and
+// sets, and the sync daemons of Config.SyncDaemons it runs or that run as
+// configured (first: they depend on nothing else). Another program's
+// objects, even of the proxier's names, are left alone. The next Sync
+// starts afresh.
 func (p *Proxier) Cleanup(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.stopDaemons(ctx); err != nil {
+		return err
+	}
 	l, err := p.readLedger(ctx, true)
 	if err != nil {
 		return fmt.Errorf("cleanup: %w", err)

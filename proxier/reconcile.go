@@ -51,7 +51,9 @@ func (d Drift) String() string {
 // repaired unless Reconcile returned an error.
 type ReconcileReport struct {
 	// Drift lists each difference, in the order of the repairs: sysctls,
-	// rules, the VIP link, then virtual servers and VIPs.
+	// rules, the VIP link, then virtual servers and VIPs, then the sync
+	// daemons of Config.SyncDaemons ("master sync daemon": "missing", or
+	// the parameters found and wanted).
 	Drift []Drift
 	// ConntrackDeleted is how many stale UDP and SCTP flows were deleted
 	// (with Deps.Conntrack): those of the datagram frontends the repair
@@ -77,7 +79,9 @@ func (r *ReconcileReport) String() string {
 // or changed. Owned objects the proxier did not apply are removed: a
 // destination added to one of its virtual servers, a virtual server or an
 // address on its VIP link. A draining destination that someone deleted is
-// not put back: its drain ends (Drain reports it no more). Other virtual
+// not put back: its drain ends (Drain reports it no more). A sync daemon
+// of Config.SyncDaemons that stopped is started again, and one whose
+// parameters changed is stopped and started as configured. Other virtual
 // servers, links, tables, chains and sets are not read, so never reported
 // nor changed. Repairs follow Sync's order: rules before virtual servers,
 // VIPs bound last.
@@ -116,7 +120,11 @@ func (p *Proxier) Reconcile(ctx context.Context) (rep *ReconcileReport, err erro
 	if err != nil {
 		return rep, err
 	}
-	if err := p.repair(ctx, rep, ruleDrift, linkGone); err != nil {
+	err = p.repair(ctx, rep, ruleDrift, linkGone)
+	if err == nil {
+		err = p.repairDaemons(ctx, rep)
+	}
+	if err != nil {
 		// As after a failed Sync: read back what it owns, apply every
 		// family's rules, on the next Sync.
 		p.kernel.failedRepair()

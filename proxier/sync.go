@@ -201,6 +201,11 @@ func (p *Proxier) run(ctx context.Context, st step, res *Result) error {
 		plan.SetChanges, plan.live = tg.sets, tg.whole.rules
 	}
 	plan.linkName, plan.vipMode, plan.backends = p.cfg.LinkName, p.cfg.VIPMode, p.rules
+	dc := p.syncd.take() // decided by makeKnown's start, if any
+	if tg.dry {
+		dc = p.syncd.preview(p.cfg.SyncDaemons)
+	}
+	plan.DaemonStops, plan.DaemonStarts = dc.stops, dc.starts
 	res.Plan = plan
 	if tg.peek != nil {
 		tg.peek.record(p, read, tg.want, plan)
@@ -230,9 +235,11 @@ func (p *Proxier) run(ctx context.Context, st step, res *Result) error {
 // makeKnown makes what the kernel holds of the Proxier's known before a
 // whole State is planned: it starts (again) unless the kernel is known,
 // reads back what the Proxier owns, and refuses (a *ConflictError) virtual
-// servers of want that someone else holds.
+// servers of want that someone else holds; at a start it decides what to
+// do with the sync daemons (planDaemons; a *DaemonConflictError).
 func (p *Proxier) makeKnown(ctx context.Context, want *desired, res *Result) error {
-	if p.kernel.needsStart() {
+	starting := p.kernel.needsStart()
+	if starting {
 		// After a failure the VIP link may be gone too (someone deleted
 		// it), so it is ensured again before the read back.
 		l, err := p.start(ctx, res)
@@ -248,6 +255,12 @@ func (p *Proxier) makeKnown(ctx context.Context, want *desired, res *Result) err
 	if err := conflicts(want, p.kernel.foreign); err != nil {
 		p.kernel.lose() // the foreign virtual server may go away
 		return err
+	}
+	if starting {
+		if err := p.planDaemons(ctx); err != nil {
+			p.kernel.lose() // so the next Sync looks again
+			return err
+		}
 	}
 	return nil
 }

@@ -166,6 +166,7 @@ func (v *validator) config(c *Config) {
 		seen[f] = true
 	}
 	v.localDetector(&c.LocalDetector)
+	v.syncDaemons(c.SyncDaemons)
 }
 
 // configNames checks the names a Config gives: its instance and VIP link,

@@ -21,6 +21,15 @@ func TestFakeMeetsTheContract(t *testing.T) {
 				}
 			},
 			Oracle: func(*testing.T) string { return f.Dump() },
+			// The fake takes any interface name.
+			SyncInterface: func(*testing.T) string { return "vs0" },
+			Daemons: func(t *testing.T) string {
+				ds, err := f.Daemons(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return contract.DaemonLines(ds)
+			},
 		}
 	})
 }

@@ -7,11 +7,13 @@ import "github.com/ipvskit/ipvskit/proxier"
 // (nor is anything else): d's owner closes d's.
 //
 // A new operation of a Deps interface is one method on the wrapper of its
-// client (see ipvs.go, link.go, sysctl.go, rules.go, conntrack.go); a new Deps field is
+// client (see ipvs.go, daemons.go, link.go, sysctl.go, rules.go, conntrack.go); a new Deps field is
 // one line here, and TestWrapCoversEveryDepsField fails until it is there.
 func (in *Injector) Wrap(d proxier.Deps) proxier.Deps {
 	out := d
-	if d.IPVS != nil {
+	if dc, ok := d.IPVS.(proxier.DaemonClient); ok {
+		out.IPVS = &daemonIPVSDep{ipvsDep: ipvsDep{in: in, next: d.IPVS}, daemons: dc}
+	} else if d.IPVS != nil {
 		out.IPVS = &ipvsDep{in: in, next: d.IPVS}
 	}
 	if rl, ok := d.Link.(routeLink); ok {

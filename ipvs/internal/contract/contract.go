@@ -28,6 +28,12 @@ type World struct {
 	// Oracle returns the table as ipvsadm -Sn prints it, read without
 	// IPVS.
 	Oracle func(t *testing.T) string
+	// SyncInterface, if set, returns the name of an interface sync
+	// daemons may use (made on the first call), and Daemons is their
+	// oracle: the running daemons as ipvsadm -Ln --daemon prints them
+	// (see DaemonLines). Without them the sync daemon expectation skips.
+	SyncInterface func(t *testing.T) string
+	Daemons       func(t *testing.T) string
 }
 
 // Run runs every expectation as a subtest, each in a world from newWorld
@@ -43,6 +49,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) World) {
 		{"CanceledContextChangesNothing", canceled},
 		{"InvalidBatchSendsNothing", invalidBatch},
 		{"KernelErrorsNameWhatFailed", kernelErrors},
+		{"SyncDaemons", syncDaemons},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
