@@ -13,6 +13,11 @@ type Config struct {
 	// Instance names the Proxier's kernel objects (proxier.Config.Instance);
 	// empty is "ipvskit".
 	Instance string
+	// SyncDaemons are IPVS's connection-sync daemons the daemon runs
+	// (proxier.Config.SyncDaemons: keepalived's lvs_sync_daemon), at most
+	// a master and a backup. A reload that changes them is refused: restart
+	// the daemon (the Proxier's Config is fixed when it opens).
+	SyncDaemons []proxier.SyncDaemon
 	// VirtualServers by name: the name is the Service's ID in the
 	// Proxier, in logs and in metrics' labels.
 	VirtualServers map[string]*VirtualServer

@@ -36,8 +36,13 @@ func Load(data []byte) (*Config, error) {
 }
 
 func (r *reader) config(c *Config, n *yaml.Node) {
-	f := r.fields("", n, "instance", "virtualServers")
+	f := r.fields("", n, "instance", "syncDaemons", "virtualServers")
 	c.Instance = r.str("instance", f["instance"])
+	if f["syncDaemons"] != nil {
+		for i, dn := range r.list("syncDaemons", f["syncDaemons"]) {
+			c.SyncDaemons = append(c.SyncDaemons, r.syncDaemon(index("syncDaemons", i), dn))
+		}
+	}
 	if f["virtualServers"] == nil {
 		r.add("virtualServers", n, "is missing")
 		return
@@ -189,4 +194,32 @@ func errString(err error) string {
 		s += "\n  " + p.String()
 	}
 	return s
+}
+
+// syncDaemon reads one connection-sync daemon; its values are checked with
+// the Proxier's Config.
+func (r *reader) syncDaemon(path string, n *yaml.Node) proxier.SyncDaemon {
+	f := r.fields(path, n, "state", "interface", "syncID", "group", "port", "ttl", "maxLen")
+	d := proxier.SyncDaemon{
+		Interface: r.str(join(path, "interface"), f["interface"]),
+		SyncID:    uint32(r.integer(join(path, "syncID"), f["syncID"], 0, 255)),
+		Port:      uint16(r.num(join(path, "port"), f["port"], 65535)),
+		TTL:       uint8(r.integer(join(path, "ttl"), f["ttl"], 0, 255)),
+		MaxLen:    uint16(r.num(join(path, "maxLen"), f["maxLen"], 65535)),
+	}
+	if f["group"] != nil {
+		d.Group = r.addr(join(path, "group"), f["group"])
+	}
+	switch r.word(join(path, "state"), f["state"], "", "master", "backup") {
+	case "master":
+		d.State = ipvs.Master
+	case "backup":
+		d.State = ipvs.Backup
+	}
+	for _, k := range []string{"state", "interface"} {
+		if f[k] == nil && n.Kind == yaml.MappingNode {
+			r.add(join(path, k), n, "is missing")
+		}
+	}
+	return d
 }

@@ -130,6 +130,9 @@ func sameProxier(old, cfg *Config) error {
 	if a.Instance != b.Instance || !slices.Equal(a.Families, b.Families) {
 		return fmt.Errorf("the instance or the address families changed (%s %v -> %s %v): restart the daemon", a.Instance, a.Families, b.Instance, b.Families)
 	}
+	if !slices.Equal(a.SyncDaemons, b.SyncDaemons) {
+		return fmt.Errorf("the sync daemons changed (%v -> %v): restart the daemon", a.SyncDaemons, b.SyncDaemons)
+	}
 	return nil
 }
 

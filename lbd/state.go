@@ -12,7 +12,7 @@ import (
 // ProxierConfig is the Proxier's configuration for c: its instance, and
 // the families of its virtual servers' addresses.
 func (c *Config) ProxierConfig() *proxier.Config {
-	pc := &proxier.Config{Instance: c.Instance}
+	pc := &proxier.Config{Instance: c.Instance, SyncDaemons: c.SyncDaemons}
 	for _, name := range c.names() {
 		f := proxier.IPv4
 		if c.VirtualServers[name].Address.Is6() {

@@ -44,7 +44,13 @@ func (c *Config) validate() []proxier.Problem {
 		paths[join(sp, "ports")] = join(cp, "ports")
 	}
 	pc := c.ProxierConfig()
-	if err := pc.Validate(); err != nil {
+	var cv *proxier.ValidationError
+	if err := pc.Validate(); errors.As(err, &cv) {
+		for _, p := range cv.Problems { // config.instance, config.syncDaemons[0].interface
+			probs = append(probs, c.problem(strings.TrimPrefix(p.Path, "config."), p.Value, strings.ReplaceAll(p.Msg, "config.", "")))
+		}
+		return probs
+	} else if err != nil {
 		return append(probs, c.problem("instance", c.Instance, err.Error()))
 	}
 	var v *proxier.ValidationError
