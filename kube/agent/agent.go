@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/kube/convert"
 	"github.com/ipvskit/ipvskit/kube/health"
 	"github.com/ipvskit/ipvskit/proxier"
 )
@@ -67,7 +68,16 @@ type Agent struct {
 	p      *proxier.Proxier
 	rep    *reporters
 	hooks  hooks
-	last   lastSync
+	pend   pending
+	// conv holds the objects as last converted; failed says the last sync
+	// failed; lastWhole is when the last whole sync started; hc are the
+	// health-check ports of the services served; own are the agent's own
+	// reports. The runner's goroutine alone uses them.
+	conv      *convert.Converter
+	failed    bool
+	lastWhole time.Time
+	hc        healthChecks
+	own       *reportLog
 	// adopting is set until a sync with Options.Proxier.AdoptKubeProxy
 	// succeeds: each sync before previews the take-over first.
 	adopting bool
@@ -83,7 +93,7 @@ type Agent struct {
 // Each may be nil.
 type hooks struct {
 	queued  func()
-	synced  func(st *proxier.State, res *proxier.Result)
+	synced  func(hc healthChecks, res *proxier.Result)
 	changed func(kind string, obj any)
 	node    func(eligible bool)
 }
@@ -106,7 +116,7 @@ func New(o Options) (*Agent, error) {
 	if o.ReconcilePeriod <= 0 {
 		o.ReconcilePeriod = o.Config.SyncPeriod
 	}
-	a := &Agent{o: o, log: o.Logger, clock: o.Clock, adopting: o.Proxier.AdoptKubeProxy}
+	a := &Agent{o: o, log: o.Logger, clock: o.Clock, adopting: o.Proxier.AdoptKubeProxy, own: newReportLog()}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -128,6 +138,7 @@ func (a *Agent) changed(kind string, obj any) {
 	if kind == kindNode && a.hooks.node != nil {
 		a.hooks.node(health.NodeEligible(a.src.currentNode()))
 	}
+	a.pend.add(kind, obj)
 	if a.hooks.changed != nil {
 		a.hooks.changed(kind, obj)
 	}

@@ -299,3 +299,6 @@ func (s *skipCounts) news() []Skipped {
 	sortSkipped(out)
 	return out
 }
+
+// Reports says whether Skipped would report s now.
+func (x *Converter) Reports(s Skipped) bool { return x.skips.n[s] > 0 }
