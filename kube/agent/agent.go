@@ -215,9 +215,17 @@ func (a *Agent) open(ctx context.Context) (*corev1.Node, error) {
 	if a.hooks.node != nil {
 		a.hooks.node(health.NodeEligible(node))
 	}
+	if err := a.makeProxier(node); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
+// makeProxier makes the Proxier for node.
+func (a *Agent) makeProxier(node *corev1.Node) error {
 	cfg, err := a.proxierConfig(node)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if user := cfg.Observer; user != nil {
 		cfg.Observer = proxier.ObserverFunc(func(e proxier.Event) {
@@ -228,9 +236,9 @@ func (a *Agent) open(ctx context.Context) (*corev1.Node, error) {
 		cfg.Observer = a.rep.metrics
 	}
 	if a.p, err = a.o.NewProxier(cfg); err != nil {
-		return nil, fmt.Errorf("agent: making the proxier: %w", err)
+		return fmt.Errorf("agent: making the proxier: %w", err)
 	}
-	return node, nil
+	return nil
 }
 
 // every calls fn every d until ctx ends, in its own goroutine.

@@ -134,3 +134,7 @@ var (
 	endpointIPv6 = []string{"2001:db8::9:1", "2001:db8::9:2", "2001:db8::9:3"}
 	schedulers   = []string{"", "", "", "mh", "sh", "bogus"}
 )
+
+// Intn is a number in [0, n) from the walk's source, for the test's own
+// choices (how many events per sync), so that one seed fixes all of them.
+func (w *Walk) Intn(n int) int { return w.r.IntN(n) }
