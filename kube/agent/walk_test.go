@@ -44,37 +44,65 @@ func walkNode(zone string) *corev1.Node {
 			{Type: corev1.NodeInternalIP, Address: walk.NodeIPv6}}}}
 }
 
+// fedSetup is what newFedAgent makes an agent with; zero fields are the
+// walk's.
+type fedSetup struct {
+	config *Config
+	fams   []proxier.Family
+	node   *corev1.Node
+	svcs   []*corev1.Service
+	slices []*discoveryv1.EndpointSlice
+	// wrap, if set, wraps the fakes (a proxiertest.Injector's Wrap).
+	wrap func(proxier.Deps) proxier.Deps
+}
+
 // newFedAgent makes an agent for node holding svcs and slices, with its
 // Proxier on fresh fakes; nothing is synced.
 func newFedAgent(t testing.TB, node *corev1.Node, svcs []*corev1.Service, sls []*discoveryv1.EndpointSlice) *fedAgent {
 	t.Helper()
+	return newFed(t, fedSetup{node: node, svcs: svcs, slices: sls})
+}
+
+func newFed(t testing.TB, fs fedSetup) *fedAgent {
+	t.Helper()
 	f := &fedAgent{clock: clocktesting.NewFakeClock(time.Unix(1_000_000, 0))}
-	fams := []proxier.Family{proxier.IPv4, proxier.IPv6}
+	if fs.config == nil {
+		fs.config = walkConfig()
+	}
+	if fs.fams == nil {
+		fs.fams = []proxier.Family{proxier.IPv4, proxier.IPv6}
+	}
+	var addrs []netip.Addr
+	for _, a := range fs.node.Status.Addresses {
+		addrs = append(addrs, netip.MustParseAddr(a.Address))
+	}
 	o := Options{
-		Config: walkConfig(), NodeName: walk.NodeName, Client: fake.NewClientset(), Clock: f.clock,
-		Proxier: proxier.Config{Families: fams},
+		Config: fs.config, NodeName: fs.node.Name, Client: fake.NewClientset(), Clock: f.clock,
+		Proxier: proxier.Config{Families: fs.fams},
 		NewProxier: func(cfg *proxier.Config) (*proxier.Proxier, error) {
 			f.fakes = proxiertest.NewFakeDeps(cfg)
-			return proxier.New(cfg, f.fakes.Deps())
+			d := f.fakes.Deps()
+			if fs.wrap != nil {
+				d = fs.wrap(d)
+			}
+			return proxier.New(cfg, d)
 		},
-		NodeAddresses: func() ([]netip.Addr, error) {
-			return []netip.Addr{netip.MustParseAddr(walk.NodeIPv4), netip.MustParseAddr(walk.NodeIPv6)}, nil
-		},
-		Logger: slog.New(slog.DiscardHandler),
+		NodeAddresses: func() ([]netip.Addr, error) { return addrs, nil },
+		Logger:        slog.New(slog.DiscardHandler),
 	}
 	a, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.a = a
-	f.store(kindNode, node, false)
-	for _, s := range svcs {
+	f.store(kindNode, fs.node, false)
+	for _, s := range fs.svcs {
 		f.store(kindService, s, false)
 	}
-	for _, s := range sls {
+	for _, s := range fs.slices {
 		f.store(kindSlice, s, false)
 	}
-	if err := a.makeProxier(node); err != nil {
+	if err := a.makeProxier(fs.node); err != nil {
 		t.Fatal(err)
 	}
 	return f
