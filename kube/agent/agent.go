@@ -69,11 +69,13 @@ type Agent struct {
 	rep    *reporters
 	hooks  hooks
 	pend   pending
-	// conv holds the objects as last converted; failed says the last sync
-	// failed; lastWhole is when the last whole sync started; hc are the
-	// health-check ports of the services served; own are the agent's own
-	// reports. The runner's goroutine alone uses them.
+	// conv holds the objects as last converted, served the services it
+	// made as the Proxier was given them; failed says the last sync
+	// failed; lastWhole is when the last Sync of a whole State started;
+	// hc are the health-check ports of the services served; own are the
+	// agent's own reports. The runner's goroutine alone uses them.
 	conv      *convert.Converter
+	served    map[string]proxier.Service
 	failed    bool
 	lastWhole time.Time
 	hc        healthChecks

@@ -9,11 +9,12 @@
 // even with nothing changed. Its cost follows the change: a sync converts
 // only the Services whose objects or EndpointSlices changed, and those that
 // contend with them for a VIP or a node port (convert.Converter), and hands
-// the services that changed to Proxier.Update. A whole sync (every object
-// converted, Proxier.Sync with the whole State) is the first one, the one
-// after a failure, one where the node changed (its addresses or the Node's
-// zone), and one every SyncPeriod, which repairs whatever an incremental
-// sync could have missed. Drain and Reconcile run on their own timers. Beside the rules it serves
+// the services that changed to Proxier.Update. Once every SyncPeriod the
+// same changes go to Proxier.Sync with the whole State instead, which
+// validates and compares all of it. The first sync, the one after a
+// failure and one where the node changed (its addresses or the Node's zone)
+// convert every object again and Sync that. Drain and Reconcile run on
+// their own timers. Beside the rules it serves
 // what kube-proxy serves: /healthz and /livez, the health-check node ports
 // of Services with externalTrafficPolicy Local, and metrics under
 // kube-proxy's names.

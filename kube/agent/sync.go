@@ -10,11 +10,12 @@ import (
 	"github.com/ipvskit/ipvskit/proxier"
 )
 
-// sync is the runner's function: a whole sync (every object converted
-// again, the Proxier's Sync) for the first sync, after a failure, when the
-// node changed and once every SyncPeriod; otherwise the changes the
-// informers reported since the last sync, converted alone and handed to
-// the Proxier's Update.
+// sync is the runner's function. It converts the changes the informers
+// reported since the last sync alone and hands them to the Proxier's
+// Update; or, once every SyncPeriod, converts them alone the same way and
+// Syncs the whole State (which validates and compares all of it); or, for
+// the first sync, after a failure and when the node changed, converts
+// every object again and Syncs that.
 func (a *Agent) sync(ctx context.Context) error {
 	if a.afterSync != nil {
 		defer a.afterSync()
@@ -26,11 +27,10 @@ func (a *Agent) sync(ctx context.Context) error {
 		a.failed = true
 		return err
 	}
-	if a.conv == nil || a.failed || !sameNode(a.conv.Node(), n) ||
-		a.clock.Since(a.lastWhole) >= a.o.Config.SyncPeriod {
+	if a.conv == nil || a.failed || !sameNode(a.conv.Node(), n) {
 		err = a.syncWhole(ctx, n)
 	} else {
-		err = a.syncChanges(ctx, keys)
+		err = a.syncChanges(ctx, keys, a.clock.Since(a.lastWhole) >= a.o.Config.SyncPeriod)
 	}
 	a.failed = err != nil
 	return err
@@ -50,6 +50,7 @@ func (a *Agent) syncWhole(ctx context.Context, n convert.Node) error {
 	}
 	a.adopting = false
 	a.lastWhole = start
+	a.served = st.Services
 	a.hc = healthChecksOf(st.Services)
 	a.synced(res)
 	return nil
@@ -95,8 +96,10 @@ func (a *Agent) wholeState(n convert.Node) *proxier.State {
 }
 
 // syncChanges converts the objects of keys again and hands the services
-// that changed to the Proxier's Update.
-func (a *Agent) syncChanges(ctx context.Context, keys pendingKeys) error {
+// that changed to the Proxier's Update, or with whole the State they make
+// to its Sync.
+func (a *Agent) syncChanges(ctx context.Context, keys pendingKeys, whole bool) error {
+	start := a.clock.Now()
 	var news []report
 	for k := range keys.services {
 		ns, name, _ := strings.Cut(k, "/")
@@ -135,10 +138,26 @@ func (a *Agent) syncChanges(ctx context.Context, keys pendingKeys) error {
 		news = append(news, a.own.set("port "+id, rs)...)
 	}
 	a.logReports(news)
-	res, err := a.p.Update(ctx, changes)
+	for id, s := range changes {
+		if s == nil {
+			delete(a.served, id)
+		} else {
+			a.served[id] = *s
+		}
+	}
+	var res *proxier.Result
+	var err error
+	if whole {
+		res, err = a.p.Sync(ctx, &proxier.State{Services: a.served, Node: a.conv.StateNode()})
+	} else {
+		res, err = a.p.Update(ctx, changes)
+	}
 	if err != nil {
-		a.log.Warn("update failed", "err", err)
+		a.log.Warn("sync failed", "err", err, "whole", whole)
 		return err
+	}
+	if whole {
+		a.lastWhole = start
 	}
 	for id, s := range changes {
 		a.hc.set(id, s)

@@ -18,8 +18,10 @@ import (
 // called) to the return of the sync that applied it, at 10,000 and 50,000
 // ClusterIP Services x 10 endpoints on the fakes (no API server): "update"
 // is the incremental path (the slice's Service converted, Proxier.Update),
-// "whole" the same event synced as every event was before (the cluster
-// converted, Proxier.Sync). The first Sync is made before the timer.
+// "resync" the periodic one (the same, then Proxier.Sync of the whole
+// State), "whole" the path after a failure or a node change, which every
+// event took before (the cluster converted, Proxier.Sync). The first Sync
+// is made before the timer.
 //
 //	cd kube && go test -run '^$' -bench AgentUpdate -benchtime 20x ./agent
 func BenchmarkAgentUpdate(b *testing.B) {
@@ -31,7 +33,7 @@ func BenchmarkAgentUpdate(b *testing.B) {
 		f.sync(b)
 		b.Logf("%d services: first sync %v", n, time.Since(start))
 		added := 0
-		for _, path := range []string{"update", "whole"} {
+		for _, path := range []string{"update", "resync", "whole"} {
 			b.Run(fmt.Sprintf("services=%d/%s", n, path), func(b *testing.B) {
 				for range b.N {
 					b.StopTimer()
@@ -42,7 +44,10 @@ func BenchmarkAgentUpdate(b *testing.B) {
 					s.Endpoints[len(s.Endpoints)-1].Addresses = []string{benchAddr(netip.MustParseAddr("198.19.255.0"), added%250+1).String()}
 					sls[7] = s
 					f.clock.Step(time.Millisecond)
-					if path == "whole" {
+					switch path {
+					case "resync":
+						f.clock.Step(f.a.o.Config.SyncPeriod)
+					case "whole":
 						f.a.failed = true // as after a failure: converts and Syncs all
 					}
 					b.StartTimer()

@@ -222,6 +222,9 @@ func (x *Converter) State() proxier.State {
 	return proxier.State{Services: maps.Clone(x.out), Node: x.node}
 }
 
+// StateNode is the Node of State.
+func (x *Converter) StateNode() proxier.Node { return x.node }
+
 // Skipped is what Convert would report of the objects held, sorted.
 func (x *Converter) Skipped() []Skipped {
 	out := slices.Clone(x.nodeSkips)
