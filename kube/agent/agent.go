@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/kube/convert"
 	"github.com/ipvskit/ipvskit/kube/health"
 	"github.com/ipvskit/ipvskit/proxier"
 )
@@ -67,7 +68,18 @@ type Agent struct {
 	p      *proxier.Proxier
 	rep    *reporters
 	hooks  hooks
-	last   lastSync
+	pend   pending
+	// conv holds the objects as last converted, served the services it
+	// made as the Proxier was given them; failed says the last sync
+	// failed; lastWhole is when the last Sync of a whole State started;
+	// hc are the health-check ports of the services served; own are the
+	// agent's own reports. The runner's goroutine alone uses them.
+	conv      *convert.Converter
+	served    map[string]proxier.Service
+	failed    bool
+	lastWhole time.Time
+	hc        healthChecks
+	own       *reportLog
 	// adopting is set until a sync with Options.Proxier.AdoptKubeProxy
 	// succeeds: each sync before previews the take-over first.
 	adopting bool
@@ -83,7 +95,7 @@ type Agent struct {
 // Each may be nil.
 type hooks struct {
 	queued  func()
-	synced  func(st *proxier.State, res *proxier.Result)
+	synced  func(hc healthChecks, res *proxier.Result)
 	changed func(kind string, obj any)
 	node    func(eligible bool)
 }
@@ -106,7 +118,7 @@ func New(o Options) (*Agent, error) {
 	if o.ReconcilePeriod <= 0 {
 		o.ReconcilePeriod = o.Config.SyncPeriod
 	}
-	a := &Agent{o: o, log: o.Logger, clock: o.Clock, adopting: o.Proxier.AdoptKubeProxy}
+	a := &Agent{o: o, log: o.Logger, clock: o.Clock, adopting: o.Proxier.AdoptKubeProxy, own: newReportLog()}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -128,6 +140,7 @@ func (a *Agent) changed(kind string, obj any) {
 	if kind == kindNode && a.hooks.node != nil {
 		a.hooks.node(health.NodeEligible(a.src.currentNode()))
 	}
+	a.pend.add(kind, obj)
 	if a.hooks.changed != nil {
 		a.hooks.changed(kind, obj)
 	}
@@ -204,9 +217,17 @@ func (a *Agent) open(ctx context.Context) (*corev1.Node, error) {
 	if a.hooks.node != nil {
 		a.hooks.node(health.NodeEligible(node))
 	}
+	if err := a.makeProxier(node); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
+// makeProxier makes the Proxier for node.
+func (a *Agent) makeProxier(node *corev1.Node) error {
 	cfg, err := a.proxierConfig(node)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if user := cfg.Observer; user != nil {
 		cfg.Observer = proxier.ObserverFunc(func(e proxier.Event) {
@@ -217,9 +238,9 @@ func (a *Agent) open(ctx context.Context) (*corev1.Node, error) {
 		cfg.Observer = a.rep.metrics
 	}
 	if a.p, err = a.o.NewProxier(cfg); err != nil {
-		return nil, fmt.Errorf("agent: making the proxier: %w", err)
+		return fmt.Errorf("agent: making the proxier: %w", err)
 	}
-	return node, nil
+	return nil
 }
 
 // every calls fn every d until ctx ends, in its own goroutine.

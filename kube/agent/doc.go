@@ -2,11 +2,19 @@
 // ipvskit's Proxier: a drop-in for kube-proxy --proxy-mode=ipvs.
 //
 // An Agent watches Services, EndpointSlices and its own Node through
-// client-go informers, converts them (package convert) to a proxier.State
-// and syncs it, with kube-proxy's rate limits: a change is applied at once
-// unless the last sync was less than MinSyncPeriod ago, and a sync runs at
-// least every SyncPeriod even with nothing changed (it sends nothing then).
-// Drain and Reconcile run on their own timers. Beside the rules it serves
+// client-go informers and converts them (package convert) to what the
+// Proxier serves, with kube-proxy's rate limits: a change is applied at once
+// unless the last sync was less than MinSyncPeriod ago (the changes of that
+// time are applied together), and a sync runs at least every SyncPeriod
+// even with nothing changed. Its cost follows the change: a sync converts
+// only the Services whose objects or EndpointSlices changed, and those that
+// contend with them for a VIP or a node port (convert.Converter), and hands
+// the services that changed to Proxier.Update. Once every SyncPeriod the
+// same changes go to Proxier.Sync with the whole State instead, which
+// validates and compares all of it. The first sync, the one after a
+// failure and one where the node changed (its addresses or the Node's zone)
+// convert every object again and Sync that. Drain and Reconcile run on
+// their own timers. Beside the rules it serves
 // what kube-proxy serves: /healthz and /livez, the health-check node ports
 // of Services with externalTrafficPolicy Local, and metrics under
 // kube-proxy's names.

@@ -95,10 +95,10 @@ func (r *reporters) changed(kind string, obj any) {
 
 // synced reports a successful sync: health, the health-check ports with
 // their local endpoint counts, and the changes it applied.
-func (r *reporters) synced(st *proxier.State, _ *proxier.Result) {
+func (r *reporters) synced(hc healthChecks, _ *proxier.Result) {
 	r.health.Updated()
 	if r.services != nil {
-		ports, counts := healthChecks(st)
+		ports, counts := hc.byService()
 		if err := r.services.SyncServices(ports); err != nil {
 			r.a.log.Warn("health-check ports", "err", err)
 		}
@@ -116,26 +116,47 @@ func (r *reporters) synced(st *proxier.State, _ *proxier.Result) {
 	r.metrics.Pending(0, 0)
 }
 
-// healthChecks are the health-check ports of st's Services, by Service,
-// with their local ready endpoints. Package convert puts the port on the
-// proxier.Service of a Service's first port; its ID is "ns/name:port".
-func healthChecks(st *proxier.State) (map[types.NamespacedName]int, map[types.NamespacedName]int) {
-	ports, counts := map[types.NamespacedName]int{}, map[types.NamespacedName]int{}
-	for id, s := range st.Services {
-		if s.HealthCheckNodePort == 0 {
-			continue
+// healthCheck is a served service's health-check port and its local ready
+// endpoints.
+type healthCheck struct{ port, local int }
+
+// healthChecks are the health-check ports of the services served, by ID.
+// Package convert puts a Service's port on the proxier.Service of its
+// first port; its ID is "ns/name:port".
+type healthChecks map[string]healthCheck
+
+func healthChecksOf(svcs map[string]proxier.Service) healthChecks {
+	hc := healthChecks{}
+	for id, s := range svcs {
+		hc.set(id, &s)
+	}
+	return hc
+}
+
+// set records the health-check port of the service id, s (nil: gone).
+func (hc healthChecks) set(id string, s *proxier.Service) {
+	if s == nil || s.HealthCheckNodePort == 0 {
+		delete(hc, id)
+		return
+	}
+	local := 0
+	for _, e := range s.Endpoints {
+		if e.Local && e.Ready {
+			local++
 		}
+	}
+	hc[id] = healthCheck{port: s.HealthCheckNodePort, local: local}
+}
+
+// byService are the ports and local endpoint counts by Service.
+func (hc healthChecks) byService() (map[types.NamespacedName]int, map[types.NamespacedName]int) {
+	ports, counts := map[types.NamespacedName]int{}, map[types.NamespacedName]int{}
+	for id, h := range hc {
 		key, _, _ := strings.Cut(id, ":")
 		ns, name, _ := strings.Cut(key, "/")
 		n := types.NamespacedName{Namespace: ns, Name: name}
-		ports[n] = s.HealthCheckNodePort
-		local := 0
-		for _, e := range s.Endpoints {
-			if e.Local && e.Ready {
-				local++
-			}
-		}
-		counts[n] = local
+		ports[n] = h.port
+		counts[n] = h.local
 	}
 	return ports, counts
 }

@@ -2,9 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
-	"net/netip"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,67 +10,36 @@ import (
 	"github.com/ipvskit/ipvskit/proxier"
 )
 
-// LabelZone is the Node label zone hints are matched against.
-const LabelZone = "topology.kubernetes.io/zone"
-
-// proxierConfig completes Options.Proxier with what the KubeProxy
-// configuration and the Node decide.
-func (a *Agent) proxierConfig(node *corev1.Node) (*proxier.Config, error) {
-	c := a.o.Config
-	cfg := a.o.Proxier
-	cfg.MasqueradeAll = c.MasqueradeAll
-	bit := c.MasqueradeBit
-	cfg.MasqueradeBit = &bit
-	cfg.StrictARP = c.StrictARP
-	cfg.ExcludeCIDRs = c.ExcludeCIDRs
-	if cfg.Logger == nil {
-		cfg.Logger = a.log
-	}
-	switch c.DetectLocalMode {
-	case DetectClusterCIDR:
-		cfg.LocalDetector.ClusterCIDRs = c.ClusterCIDRs
-	case DetectNodeCIDR:
-		cidrs := node.Spec.PodCIDRs
-		if len(cidrs) == 0 && node.Spec.PodCIDR != "" {
-			cidrs = []string{node.Spec.PodCIDR}
-		}
-		for _, s := range cidrs {
-			p, err := netip.ParsePrefix(s)
-			if err != nil {
-				return nil, fmt.Errorf("agent: Node %s: spec.podCIDRs: %q: %w", node.Name, s, err)
-			}
-			cfg.LocalDetector.ClusterCIDRs = append(cfg.LocalDetector.ClusterCIDRs, p.Masked())
-		}
-	case DetectBridgeInterface:
-		cfg.LocalDetector.Interface = c.BridgeInterface
-	case DetectInterfaceNamePrefix:
-		cfg.LocalDetector.InterfacePrefix = c.InterfaceNamePrefix
-	}
-	// A family's detector needs a CIDR of that family; kube-proxy's IPVS
-	// mode runs without one (no detection) and so does the Proxier.
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
-	}
-	return &cfg, nil
-}
-
-// lastSync is what the previous sync reported, so that the log says what
-// is new rather than repeating itself every sync.
-type lastSync struct {
-	skipped map[string]bool
-}
-
-// sync converts the informers' objects and syncs the Proxier: the runner's
-// function.
+// sync is the runner's function. It converts the changes the informers
+// reported since the last sync alone and hands them to the Proxier's
+// Update; or, once every SyncPeriod, converts them alone the same way and
+// Syncs the whole State (which validates and compares all of it); or, for
+// the first sync, after a failure and when the node changed, converts
+// every object again and Syncs that.
 func (a *Agent) sync(ctx context.Context) error {
 	if a.afterSync != nil {
 		defer a.afterSync()
 	}
-	st, err := a.state()
+	keys := a.pend.take()
+	n, err := a.convertNode()
 	if err != nil {
 		a.log.Warn("sync not attempted", "err", err)
+		a.failed = true
 		return err
 	}
+	if a.conv == nil || a.failed || !sameNode(a.conv.Node(), n) {
+		err = a.syncWhole(ctx, n)
+	} else {
+		err = a.syncChanges(ctx, keys, a.clock.Since(a.lastWhole) >= a.o.Config.SyncPeriod)
+	}
+	a.failed = err != nil
+	return err
+}
+
+// syncWhole converts the whole cluster and syncs the Proxier with it.
+func (a *Agent) syncWhole(ctx context.Context, n convert.Node) error {
+	start := a.clock.Now()
+	st := a.wholeState(n)
 	if a.adopting {
 		a.previewTakeover(ctx, st)
 	}
@@ -83,116 +49,166 @@ func (a *Agent) sync(ctx context.Context) error {
 		return err
 	}
 	a.adopting = false
-	a.firstSyncEnd.CompareAndSwap(0, a.clock.Now().UnixNano())
-	if a.hooks.synced != nil {
-		a.hooks.synced(st, res)
-	}
+	a.lastWhole = start
+	a.served = st.Services
+	a.hc = healthChecksOf(st.Services)
+	a.synced(res)
 	return nil
 }
 
-// state is the State the cluster asks for now.
-func (a *Agent) state() (*proxier.State, error) {
-	node := a.src.currentNode()
-	addrs, err := a.nodeAddresses(node)
-	if err != nil {
-		return nil, err
+// wholeState converts every object the informers hold for node n: a new
+// Converter, whose State (with the agent's own choices) it returns.
+func (a *Agent) wholeState(n convert.Node) *proxier.State {
+	old := a.conv
+	a.conv = convert.NewConverter(n)
+	svcs := a.src.services()
+	for _, s := range svcs {
+		a.conv.SetService(s)
 	}
-	in := convert.Input{
-		Services: a.src.services(),
-		Slices:   a.src.slices(),
-		Node: convert.Node{Name: a.o.NodeName, Addresses: addrs, NodePortCIDRs: a.o.Config.NodePortAddresses,
-			Families: a.o.Proxier.Families},
+	for _, s := range a.src.slices() {
+		a.conv.SetSlice(s)
 	}
-	if node != nil {
-		in.Node.Zone = node.Labels[LabelZone]
+	a.conv.Changes()
+	st := a.conv.State()
+	own := newReportLog()
+	for id, s := range st.Services {
+		s, rs := a.decorate(id, s)
+		st.Services[id] = s
+		own.set("port "+id, rs)
 	}
-	st, skipped := convert.Convert(in)
-	skipped = append(skipped, dropExcluded(&st, a.o.Config.ExcludeCIDRs)...)
-	errs := applySchedulers(&st, in.Services, a.o.Config.Scheduler)
-	a.report(skipped, errs)
-	return &st, nil
-}
-
-// nodeAddresses are the addresses node ports are served on: the node's
-// own, or with nodePortAddresses "primary" its Node's first InternalIP of
-// each family (that it has).
-func (a *Agent) nodeAddresses(node *corev1.Node) ([]netip.Addr, error) {
-	var addrs []netip.Addr
-	if a.o.NodeAddresses != nil {
-		var err error
-		if addrs, err = a.o.NodeAddresses(); err != nil {
-			return nil, fmt.Errorf("agent: reading the node's addresses: %w", err)
+	for _, s := range svcs {
+		own.set("service "+s.Namespace+"/"+s.Name, annotationReports(s, a.o.Config.Scheduler))
+	}
+	var news []report
+	for _, s := range a.conv.Skipped() {
+		if old == nil || !old.Reports(s) {
+			news = append(news, report{service: s.Service, reason: s.Reason})
 		}
 	}
-	if !a.o.Config.NodePortPrimaryOnly {
-		return addrs, nil
+	for r := range own.count {
+		if a.own.count[r] == 0 {
+			news = append(news, r)
+		}
 	}
-	primary := PrimaryIPs(node)
-	return slices.DeleteFunc(addrs, func(a netip.Addr) bool { return !slices.Contains(primary, a) }), nil
+	a.own = own
+	a.logReports(news)
+	return &st
 }
 
-// healthCheckAddresses are the addresses the health-check node ports
-// listen on: those of the node's within nodePortAddresses, or (nil) all
-// addresses when it is unset, as kube-proxy.
-func (a *Agent) healthCheckAddresses(node *corev1.Node) ([]netip.Addr, error) {
-	c := a.o.Config
-	if len(c.NodePortAddresses) == 0 && !c.NodePortPrimaryOnly {
-		return nil, nil
+// syncChanges converts the objects of keys again and hands the services
+// that changed to the Proxier's Update, or with whole the State they make
+// to its Sync.
+func (a *Agent) syncChanges(ctx context.Context, keys pendingKeys, whole bool) error {
+	start := a.clock.Now()
+	var news []report
+	for k := range keys.services {
+		ns, name, _ := strings.Cut(k, "/")
+		s, err := a.src.svcs.Services(ns).Get(name)
+		if err != nil {
+			a.conv.DeleteService(ns, name)
+			s = nil
+		} else {
+			a.conv.SetService(s)
+		}
+		var rs []report
+		if s != nil {
+			rs = annotationReports(s, a.o.Config.Scheduler)
+		}
+		news = append(news, a.own.set("service "+k, rs)...)
 	}
-	addrs, err := a.nodeAddresses(node)
+	for k := range keys.slices {
+		ns, name, _ := strings.Cut(k, "/")
+		if s, err := a.src.eps.EndpointSlices(ns).Get(name); err != nil {
+			a.conv.DeleteSlice(ns, name)
+		} else {
+			a.conv.SetSlice(s)
+		}
+	}
+	changes, skipped := a.conv.Changes()
+	for _, s := range skipped {
+		news = append(news, report{service: s.Service, reason: s.Reason})
+	}
+	for id, s := range changes {
+		var rs []report
+		if s != nil {
+			var d proxier.Service
+			d, rs = a.decorate(id, *s)
+			changes[id] = &d
+		}
+		news = append(news, a.own.set("port "+id, rs)...)
+	}
+	a.logReports(news)
+	for id, s := range changes {
+		if s == nil {
+			delete(a.served, id)
+		} else {
+			a.served[id] = *s
+		}
+	}
+	var res *proxier.Result
+	var err error
+	if whole {
+		res, err = a.p.Sync(ctx, &proxier.State{Services: a.served, Node: a.conv.StateNode()})
+	} else {
+		res, err = a.p.Update(ctx, changes)
+	}
+	if err != nil {
+		a.log.Warn("sync failed", "err", err, "whole", whole)
+		return err
+	}
+	if whole {
+		a.lastWhole = start
+	}
+	for id, s := range changes {
+		a.hc.set(id, s)
+	}
+	a.synced(res)
+	return nil
+}
+
+// decorate adds to a converted service what the agent decides beside the
+// converter: the VIPs ipvs.excludeCIDRs drops, and the scheduler.
+func (a *Agent) decorate(id string, s proxier.Service) (proxier.Service, []report) {
+	st := proxier.State{Services: map[string]proxier.Service{id: s}}
+	var rs []report
+	for _, sk := range dropExcluded(&st, a.o.Config.ExcludeCIDRs) {
+		rs = append(rs, report{service: sk.Service, reason: sk.Reason})
+	}
+	key, _, _ := strings.Cut(id, ":")
+	ns, name, _ := strings.Cut(key, "/")
+	var svcs []*corev1.Service
+	if svc, err := a.src.svcs.Services(ns).Get(name); err == nil {
+		svcs = append(svcs, svc)
+	}
+	applySchedulers(&st, svcs, a.o.Config.Scheduler)
+	return st.Services[id], rs
+}
+
+// synced reports a sync that succeeded.
+func (a *Agent) synced(res *proxier.Result) {
+	a.firstSyncEnd.CompareAndSwap(0, a.clock.Now().UnixNano())
+	if a.hooks.synced != nil {
+		a.hooks.synced(a.hc, res)
+	}
+}
+
+// state is the State the cluster asks for now, converted whole.
+func (a *Agent) state() (*proxier.State, error) {
+	n, err := a.convertNode()
 	if err != nil {
 		return nil, err
 	}
-	if c.NodePortPrimaryOnly {
-		return addrs, nil
-	}
-	return slices.DeleteFunc(addrs, func(x netip.Addr) bool {
-		return !slices.ContainsFunc(c.NodePortAddresses, func(p netip.Prefix) bool { return p.Contains(x) })
-	}), nil
+	return a.wholeState(n), nil
 }
 
-// PrimaryIPs are a Node's first InternalIP of each family (or, without
-// one, its first ExternalIP), as kube-proxy picks its node IPs.
-func PrimaryIPs(n *corev1.Node) []netip.Addr {
-	if n == nil {
+// annotationReports are the reports of the scheduler annotations of s the
+// agent cannot apply.
+func annotationReports(s *corev1.Service, def string) []report {
+	if s.Annotations[AnnotationScheduler] == "" && s.Annotations[AnnotationSchedulerFlags] == "" {
 		return nil
 	}
-	var out []netip.Addr
-	has := func(v6 bool) bool {
-		return slices.ContainsFunc(out, func(a netip.Addr) bool { return a.Is6() == v6 })
+	if _, _, err := schedulerOf(s, def); err != nil {
+		return []report{{annotation: true, reason: err.Error()}}
 	}
-	for _, t := range []corev1.NodeAddressType{corev1.NodeInternalIP, corev1.NodeExternalIP} {
-		for _, na := range n.Status.Addresses {
-			if na.Type != t {
-				continue
-			}
-			ip, err := netip.ParseAddr(na.Address)
-			if err != nil || has(ip.Is6()) {
-				continue
-			}
-			out = append(out, ip.Unmap())
-		}
-	}
-	return out
-}
-
-// report logs what the conversion left out that it had not left out the
-// sync before, and the annotations it could not apply.
-func (a *Agent) report(skipped []convert.Skipped, errs []error) {
-	now := make(map[string]bool, len(skipped))
-	for _, s := range skipped {
-		k := s.String()
-		now[k] = true
-		if !a.last.skipped[k] {
-			a.log.Warn("not served as asked", "service", s.Service, "reason", s.Reason)
-		}
-	}
-	for _, err := range errs {
-		k := err.Error()
-		now[k] = true
-		if !a.last.skipped[k] {
-			a.log.Warn("annotation not applied", "err", strings.TrimSpace(k))
-		}
-	}
-	a.last.skipped = now
+	return nil
 }

@@ -2,7 +2,12 @@
 // of one node, onto a proxier.State: the virtual servers and endpoints that
 // kube-proxy's IPVS mode would program on that node.
 //
-// Convert is a pure function of its Input. Its State passes
+// Convert is a pure function of its Input. Converter is its incremental
+// form, for a caller that learns of changes one object at a time: it keeps
+// the objects, converts again only the Services that changed (with their
+// slices) and the Services that contend with them for a frontend, and
+// returns the services of the State that changed; its State and Skipped
+// equal Convert's of the same objects. Its State passes
 // State.Validate(&proxier.Config{Families: in.Node.Families}) for any input;
 // whatever Convert had to leave out to get there, and whatever the input asked
 // for that kube-proxy ignores, it reports as a Skipped entry. Decode reads
@@ -80,7 +85,8 @@
 // cluster-policy VIPs then have it too) and reports the difference.
 //
 // Conflicts: the API server keeps VIPs and node ports unique, but Convert
-// does not rely on it. It reads Services in ID order, and a frontend (VIP,
+// does not rely on it (nor does Converter: when the first of two Services
+// claiming a frontend goes, the second gets it). It reads Services in ID order, and a frontend (VIP,
 // port and protocol; node port and protocol; health-check port) that an
 // earlier ID already has is left out of the later one and reported. A VIP
 // that is not usable (loopback, link-local, multicast, unspecified), and a

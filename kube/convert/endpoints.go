@@ -37,13 +37,8 @@ func indexSlices(in []*discoveryv1.EndpointSlice) *sliceIndex {
 			continue
 		}
 		name := s.Namespace + "/" + s.Name
-		svc := s.Labels[discoveryv1.LabelServiceName]
-		switch {
-		case svc == "":
-			x.skipped = append(x.skipped, Skipped{Reason: fmt.Sprintf("EndpointSlice %s has no %s label: ignored", name, discoveryv1.LabelServiceName)})
-			continue
-		case s.Namespace == "" || s.Name == "":
-			x.skipped = append(x.skipped, Skipped{Service: s.Namespace + "/" + svc, Reason: fmt.Sprintf("EndpointSlice %q has no namespace or no name: ignored", name)})
+		if bad, ok := unindexed(s); ok {
+			x.skipped = append(x.skipped, bad)
 			continue
 		}
 		if prev, dup := byName[name]; dup {
@@ -60,6 +55,20 @@ func indexSlices(in []*discoveryv1.EndpointSlice) *sliceIndex {
 		slices.SortFunc(ss, func(a, b *discoveryv1.EndpointSlice) int { return cmp.Compare(a.Name, b.Name) })
 	}
 	return x
+}
+
+// unindexed is the report of a slice kube-proxy ignores, if it does: one
+// without the service-name label, a name or a namespace.
+func unindexed(s *discoveryv1.EndpointSlice) (Skipped, bool) {
+	name := s.Namespace + "/" + s.Name
+	svc := s.Labels[discoveryv1.LabelServiceName]
+	switch {
+	case svc == "":
+		return Skipped{Reason: fmt.Sprintf("EndpointSlice %s has no %s label: ignored", name, discoveryv1.LabelServiceName)}, true
+	case s.Namespace == "" || s.Name == "":
+		return Skipped{Service: s.Namespace + "/" + svc, Reason: fmt.Sprintf("EndpointSlice %q has no namespace or no name: ignored", name)}, true
+	}
+	return Skipped{}, false
 }
 
 func addressFamily(t discoveryv1.AddressType) (proxier.Family, bool) {
