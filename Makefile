@@ -27,5 +27,8 @@ release:
 		-o ../bin/ipvskit-proxy ./cmd/ipvskit-proxy
 	bin/ipvskit-proxy --version
 
+# GO_IMAGE and RUN_IMAGE, if set, replace the Dockerfile's base images (the
+# release pins them by digest: docs/deploy.md).
 image:
-	docker build -f kube/Dockerfile --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t $(IMAGE) .
+	docker build -f kube/Dockerfile --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		$(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) $(if $(RUN_IMAGE),--build-arg RUN_IMAGE=$(RUN_IMAGE)) -t $(IMAGE) .
