@@ -44,16 +44,7 @@ func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, node
 	testutil.RequireDummy(t, node)
 	testutil.Veth(t, node, "to-client", netip.PrefixFrom(nodeAddr, 24), client, "eth0", netip.MustParsePrefix("198.18.1.2/24"))
 	client.Route(t, "198.18.128.0/17", nodeAddr)
-	var addrs []string
-	for i, b := range []string{"b1", "b2"} {
-		ns := testutil.NewNetNS(t)
-		gw := netip.AddrFrom4([4]byte{198, 18, byte(11 + i), 1})
-		addr := netip.AddrFrom4([4]byte{198, 18, byte(11 + i), 2})
-		testutil.Veth(t, node, "to-"+b, netip.PrefixFrom(gw, 24), ns, "eth0", netip.PrefixFrom(addr, 24))
-		ns.Route(t, "0.0.0.0/0", gw)
-		answer(t, ns, b)
-		addrs = append(addrs, addr.String())
-	}
+	addrs := twoBackends(t, node)
 	ctx := context.Background()
 	foreign := ipvs.Service{Protocol: ipvs.TCP, Addr: netip.MustParseAddr("198.18.200.1"), Port: 80, Scheduler: "wlc"}
 	ic, err := ipvs.New(&ipvs.Config{NetNS: node.Handle()})
@@ -140,4 +131,22 @@ func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, node
 	if after := node.Exec(t, ipvsadm, "-Ln", "-t", "198.18.200.1:80"); after != foreignBefore {
 		t.Errorf("another program's virtual server changed:\n%s\nwas:\n%s", after, foreignBefore)
 	}
+}
+
+// twoBackends makes b1 and b2, each in a namespace of its own routed
+// through node (198.18.11.2 and 198.18.12.2), answering TCP 8080 with its
+// name, and returns their addresses.
+func twoBackends(t *testing.T, node *testutil.NetNS) []string {
+	t.Helper()
+	var addrs []string
+	for i, b := range []string{"b1", "b2"} {
+		ns := testutil.NewNetNS(t)
+		gw := netip.AddrFrom4([4]byte{198, 18, byte(11 + i), 1})
+		addr := netip.AddrFrom4([4]byte{198, 18, byte(11 + i), 2})
+		testutil.Veth(t, node, "to-"+b, netip.PrefixFrom(gw, 24), ns, "eth0", netip.PrefixFrom(addr, 24))
+		ns.Route(t, "0.0.0.0/0", gw)
+		answer(t, ns, b)
+		addrs = append(addrs, addr.String())
+	}
+	return addrs
 }

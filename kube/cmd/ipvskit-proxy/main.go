@@ -96,29 +96,9 @@ func run(ctx context.Context, f flags, log *slog.Logger, stdout io.Writer) error
 	if f.dryRun && (!f.adopt || f.cleanup) {
 		return errors.New("--dry-run previews a take-over: it needs --adopt-kube-proxy, and not --cleanup")
 	}
-	cfg := agent.DefaultConfig()
-	if f.config != "" {
-		file, err := os.Open(f.config)
-		if err != nil {
-			return err
-		}
-		cfg, err = agent.LoadConfig(file)
-		file.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.config, err)
-		}
-	}
-	if len(cfg.Ignored) > 0 {
-		log.Warn("KubeProxyConfiguration fields ignored", "fields", strings.Join(cfg.Ignored, ", "))
-	}
-	if len(cfg.Unknown) > 0 {
-		log.Warn("KubeProxyConfiguration has unknown fields", "fields", strings.Join(cfg.Unknown, "; "))
-	}
-	if f.metricsBind != "" {
-		if _, _, err := net.SplitHostPort(f.metricsBind); err != nil {
-			return fmt.Errorf("--metrics-bind-address %q: want host:port", f.metricsBind)
-		}
-		cfg.MetricsBindAddress = f.metricsBind
+	cfg, err := loadConfig(f, log)
+	if err != nil {
+		return err
 	}
 	pc, err := proxierConfig(f)
 	if err != nil {
@@ -169,6 +149,36 @@ func run(ctx context.Context, f flags, log *slog.Logger, stdout io.Writer) error
 		return err
 	}
 	return a.Run(ctx)
+}
+
+// loadConfig reads --config (kube-proxy's defaults without it), warns of the
+// fields it ignores, and applies the flags that override the file.
+func loadConfig(f flags, log *slog.Logger) (*agent.Config, error) {
+	cfg := agent.DefaultConfig()
+	if f.config != "" {
+		file, err := os.Open(f.config)
+		if err != nil {
+			return nil, err
+		}
+		cfg, err = agent.LoadConfig(file)
+		file.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.config, err)
+		}
+	}
+	if len(cfg.Ignored) > 0 {
+		log.Warn("KubeProxyConfiguration fields ignored", "fields", strings.Join(cfg.Ignored, ", "))
+	}
+	if len(cfg.Unknown) > 0 {
+		log.Warn("KubeProxyConfiguration has unknown fields", "fields", strings.Join(cfg.Unknown, "; "))
+	}
+	if f.metricsBind != "" {
+		if _, _, err := net.SplitHostPort(f.metricsBind); err != nil {
+			return nil, fmt.Errorf("--metrics-bind-address %q: want host:port", f.metricsBind)
+		}
+		cfg.MetricsBindAddress = f.metricsBind
+	}
+	return cfg, nil
 }
 
 func proxierConfig(f flags) (*proxier.Config, error) {

@@ -112,3 +112,17 @@ func versionOf(t *testing.T, bin string) string {
 	}
 	return string(out)
 }
+
+// --metrics-bind-address overrides metricsBindAddress (the take-over
+// manifest needs it: kubeadm's file keeps metrics on loopback); a value
+// that is not host:port is refused.
+func TestMetricsBindAddressFlag(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	cfg, err := loadConfig(flags{metricsBind: "0.0.0.0:10249"}, log)
+	if err != nil || cfg.MetricsBindAddress != "0.0.0.0:10249" {
+		t.Errorf("loadConfig: %v, %v; want metrics on 0.0.0.0:10249", cfg, err)
+	}
+	if _, err := loadConfig(flags{metricsBind: "0.0.0.0"}, log); err == nil || !strings.Contains(err.Error(), "--metrics-bind-address") {
+		t.Errorf("loadConfig with 0.0.0.0: %v, want an error naming --metrics-bind-address", err)
+	}
+}
