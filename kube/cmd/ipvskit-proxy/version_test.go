@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -84,8 +83,8 @@ func TestVersionFromBuildInfo(t *testing.T) {
 
 func goCommand(t *testing.T) string {
 	t.Helper()
-	g := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(g); err != nil {
+	g, err := exec.LookPath("go")
+	if err != nil {
 		t.Skipf("no go command: %v", err)
 	}
 	return g
