@@ -26,6 +26,7 @@ import (
 // it tests what any two versions that share the State's kernel form must
 // do; no earlier release exists to run as the old one.)
 func TestAgentUpgradeAdoptsTheNode(t *testing.T) {
+	testutil.RequireIPVS(t, testutil.NewNetNS(t)) // before the API server starts
 	ipvsadm := testutil.RequireTool(t, "ipvsadm")
 	srv := apiservertest.Start(t)
 	r := &rig{srv: srv, c: srv.Client(), woken: make(chan struct{}, 1), ctx: context.Background()}
