@@ -105,7 +105,7 @@ func run(ctx context.Context, f flags, log *slog.Logger, stdout io.Writer) error
 		return err
 	}
 	if f.preflight && !f.cleanup && !f.dryRun {
-		if err := preflight(ctx, pc, cfg); err != nil {
+		if err := preflight(ctx, pc, cfg, 0); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/vishvananda/netns"
+
 	"github.com/ipvskit/ipvskit/kube/agent"
 	"github.com/ipvskit/ipvskit/proxier"
 )
@@ -15,12 +17,13 @@ import (
 // for the features, so a kernel that loads modules on demand loads them.
 // Per-Service schedulers (ipvskit.io/scheduler) are not known yet; a missing
 // one is named by the sync that needs it.
-func preflight(ctx context.Context, pc *proxier.Config, cfg *agent.Config) error {
+// ns is the namespace (0: this thread's, the node's for the agent).
+func preflight(ctx context.Context, pc *proxier.Config, cfg *agent.Config, ns netns.NsHandle) error {
 	sched := cfg.Scheduler
 	if sched == "" {
 		sched = "rr"
 	}
-	if err := proxier.Preflight(ctx, pc, 0, &proxier.PreflightOptions{Schedulers: []string{sched}}); err != nil {
+	if err := proxier.Preflight(ctx, pc, ns, &proxier.PreflightOptions{Schedulers: []string{sched}}); err != nil {
 		return fmt.Errorf("kernel preflight (load the modules named on the node, e.g. in /etc/modules-load.d, or run with --preflight=false): %w", err)
 	}
 	return nil
