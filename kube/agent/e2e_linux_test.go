@@ -30,16 +30,8 @@ func TestAgentEndToEnd(t *testing.T) {
 	nodeAddr := netip.MustParseAddr("198.18.1.1")
 	testutil.Veth(t, node, "to-client", netip.MustParsePrefix("198.18.1.1/24"), client, "eth0", netip.MustParsePrefix("198.18.1.2/24"))
 	client.Route(t, "198.18.128.0/17", nodeAddr)
-	backends := map[string]string{}
-	for i, name := range []string{"b1", "b2"} {
-		ns := testutil.NewNetNS(t)
-		gw := netip.AddrFrom4([4]byte{198, 18, byte(11 + i), 1})
-		addr := netip.AddrFrom4([4]byte{198, 18, byte(11 + i), 2})
-		testutil.Veth(t, node, "to-"+name, netip.PrefixFrom(gw, 24), ns, "eth0", netip.PrefixFrom(addr, 24))
-		ns.Route(t, "0.0.0.0/0", gw)
-		answer(t, ns, name)
-		backends[name] = addr.String()
-	}
+	addrs := twoBackends(t, node)
+	backends := map[string]string{"b1": addrs[0], "b2": addrs[1]}
 
 	// Another program's state on the node, set up first.
 	foreign := ipvs.Service{Protocol: ipvs.TCP, Addr: netip.MustParseAddr("198.18.200.1"), Port: 80, Scheduler: "wlc"}

@@ -46,6 +46,9 @@ func startAPIServer(dir string, p *pki, storage *storagebackend.Config) (*apiSer
 		// fixed wait, which an emulated CPU (the VM rig under load)
 		// overran; tests send too few requests to need it.
 		"--enable-priority-and-fairness=false",
+		// As kubeadm's clusters: node agents (kube/deploy's manifests, a
+		// kube-proxy) run privileged.
+		"--allow-privileged=true",
 	}
 	opts := kubeapiservertesting.NewDefaultTestServerOptions()
 	// The invariant checks scrape metrics at tear-down; that is for

@@ -12,6 +12,12 @@
 // programmed, per Service, and exits without changing anything
 // (docs/takeover.md): run it first. Run it as root, in the node's network
 // namespace (hostNetwork).
+//
+// --version prints the version (set by make release or make image, else the
+// module's from the build information) with the commit built, and exits; the
+// same is logged at start. Before its first sync it runs proxier.Preflight
+// and exits naming every kernel module the configuration needs that is
+// missing (--preflight=false skips it). kube/deploy has the manifests.
 package main
 
 import (
@@ -21,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -42,6 +49,8 @@ type flags struct {
 	dryRun                               bool
 	maxDrain                             time.Duration
 	verbose                              bool
+	version, preflight                   bool
+	metricsBind                          string
 }
 
 func main() {
@@ -60,6 +69,9 @@ func main() {
 	flag.BoolVar(&f.dryRun, "dry-run", false, "with --adopt-kube-proxy: print what the take-over would change of what kube-proxy programmed, per Service, and exit without changing anything")
 	flag.BoolVar(&f.cleanup, "cleanup", false, "remove everything this instance's Proxier owns, then exit")
 	flag.BoolVar(&f.verbose, "v", false, "log every sync")
+	flag.BoolVar(&f.version, "version", false, "print the version and exit")
+	flag.BoolVar(&f.preflight, "preflight", true, "before the first sync, probe the kernel for every module the configuration needs and exit naming each one missing")
+	flag.StringVar(&f.metricsBind, "metrics-bind-address", "", "host:port of /metrics; overrides metricsBindAddress (default 127.0.0.1:10249)")
 	flag.Parse()
 	level := slog.LevelInfo
 	if f.verbose {
@@ -75,30 +87,27 @@ func main() {
 }
 
 func run(ctx context.Context, f flags, log *slog.Logger, stdout io.Writer) error {
+	b := readBuild()
+	if f.version {
+		_, err := fmt.Fprintln(stdout, b)
+		return err
+	}
+	log.Info("ipvskit-proxy starting", b.attrs()...)
 	if f.dryRun && (!f.adopt || f.cleanup) {
 		return errors.New("--dry-run previews a take-over: it needs --adopt-kube-proxy, and not --cleanup")
 	}
-	cfg := agent.DefaultConfig()
-	if f.config != "" {
-		file, err := os.Open(f.config)
-		if err != nil {
-			return err
-		}
-		cfg, err = agent.LoadConfig(file)
-		file.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.config, err)
-		}
-	}
-	if len(cfg.Ignored) > 0 {
-		log.Warn("KubeProxyConfiguration fields ignored", "fields", strings.Join(cfg.Ignored, ", "))
-	}
-	if len(cfg.Unknown) > 0 {
-		log.Warn("KubeProxyConfiguration has unknown fields", "fields", strings.Join(cfg.Unknown, "; "))
+	cfg, err := loadConfig(f, log)
+	if err != nil {
+		return err
 	}
 	pc, err := proxierConfig(f)
 	if err != nil {
 		return err
+	}
+	if f.preflight && !f.cleanup && !f.dryRun {
+		if err := preflight(ctx, pc, cfg, 0); err != nil {
+			return err
+		}
 	}
 	k, err := agent.OpenKernel(0)
 	if err != nil {
@@ -140,6 +149,36 @@ func run(ctx context.Context, f flags, log *slog.Logger, stdout io.Writer) error
 		return err
 	}
 	return a.Run(ctx)
+}
+
+// loadConfig reads --config (kube-proxy's defaults without it), warns of the
+// fields it ignores, and applies the flags that override the file.
+func loadConfig(f flags, log *slog.Logger) (*agent.Config, error) {
+	cfg := agent.DefaultConfig()
+	if f.config != "" {
+		file, err := os.Open(f.config)
+		if err != nil {
+			return nil, err
+		}
+		cfg, err = agent.LoadConfig(file)
+		file.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.config, err)
+		}
+	}
+	if len(cfg.Ignored) > 0 {
+		log.Warn("KubeProxyConfiguration fields ignored", "fields", strings.Join(cfg.Ignored, ", "))
+	}
+	if len(cfg.Unknown) > 0 {
+		log.Warn("KubeProxyConfiguration has unknown fields", "fields", strings.Join(cfg.Unknown, "; "))
+	}
+	if f.metricsBind != "" {
+		if _, _, err := net.SplitHostPort(f.metricsBind); err != nil {
+			return nil, fmt.Errorf("--metrics-bind-address %q: want host:port", f.metricsBind)
+		}
+		cfg.MetricsBindAddress = f.metricsBind
+	}
+	return cfg, nil
 }
 
 func proxierConfig(f flags) (*proxier.Config, error) {

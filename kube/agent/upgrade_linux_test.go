@@ -1,0 +1,153 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ipvskit/ipvskit/internal/testutil"
+	"github.com/ipvskit/ipvskit/ipvs"
+	"github.com/ipvskit/ipvskit/kube/internal/apiservertest"
+	"github.com/ipvskit/ipvskit/proxier"
+)
+
+// TestAgentUpgradeAdoptsTheNode is an upgrade of the agent on a node, per
+// back end: the old agent serves the node and stops (as on SIGTERM: Run
+// returns, its kernel clients close, the node keeps serving); a new agent
+// with the same configuration and kernel clients of its own starts over
+// the old one's kernel state. Its first syncs send IPVS nothing and bind
+// no VIP, the table is as the old one left it, traffic flows before,
+// between and after, and the new agent then follows the API. Another
+// program's virtual server stays untouched. (Both agents are this build:
+// it tests what any two versions that share the State's kernel form must
+// do; no earlier release exists to run as the old one.)
+func TestAgentUpgradeAdoptsTheNode(t *testing.T) {
+	testutil.RequireIPVS(t, testutil.NewNetNS(t)) // before the API server starts
+	ipvsadm := testutil.RequireTool(t, "ipvsadm")
+	srv := apiservertest.Start(t)
+	r := &rig{srv: srv, c: srv.Client(), woken: make(chan struct{}, 1), ctx: context.Background()}
+	nodeAddr := netip.MustParseAddr("198.18.1.1")
+	r.createNode(t, nodeAddr)
+	for i, backend := range []proxier.Backend{proxier.NFTables, proxier.IPTables} {
+		t.Run(fmt.Sprint(backend), func(t *testing.T) {
+			upgrade(t, r, ipvsadm, backend, nodeAddr, fmt.Sprintf("web%d", i), fmt.Sprintf("198.18.128.%d", 40+i))
+		})
+	}
+}
+
+func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, nodeAddr netip.Addr, name, vip string) {
+	node, client := testutil.NewNetNS(t), testutil.NewNetNS(t)
+	testutil.RequireIPVS(t, node)
+	testutil.RequireDummy(t, node)
+	testutil.Veth(t, node, "to-client", netip.PrefixFrom(nodeAddr, 24), client, "eth0", netip.MustParsePrefix("198.18.1.2/24"))
+	client.Route(t, "198.18.128.0/17", nodeAddr)
+	addrs := twoBackends(t, node)
+	ctx := context.Background()
+	foreign := ipvs.Service{Protocol: ipvs.TCP, Addr: netip.MustParseAddr("198.18.200.1"), Port: 80, Scheduler: "wlc"}
+	ic, err := ipvs.New(&ipvs.Config{NetNS: node.Handle()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ic.Close()
+	if err := ic.AddService(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	foreignBefore := node.Exec(t, ipvsadm, "-Ln", "-t", "198.18.200.1:80")
+
+	// agent starts one "process": its own kernel clients, its own agent.
+	agent := func() func() {
+		k, err := OpenKernel(node.Handle())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		cfg.HealthzBindAddress, cfg.MetricsBindAddress = "127.0.0.1:0", "127.0.0.1:0"
+		r.start(t, Options{Config: cfg, NodeName: testNode, Client: r.c, NewProxier: k.NewProxier,
+			SetTimeouts: k.SetTimeouts, NodeAddresses: k.NodeAddresses, Proxier: proxier.Config{Backend: backend}})
+		stop := r.stop
+		return func() { stop(); k.Close() }
+	}
+	saved := func() string { return node.Exec(t, ipvsadm, "-Sn") }
+	web := vip + ":80"
+	serving := func(when string) {
+		t.Helper()
+		if seen := askMany(t, client, web, 6); !seen["b1"] || !seen["b2"] || len(seen) != 2 {
+			t.Fatalf("%s: %s answered by %v, want b1 and b2", when, web, seen)
+		}
+	}
+
+	stopOld := agent()
+	r.create(t, service(name, vip), slice(name, "node-b", addrs...))
+	r.until(t, name+" in IPVS with both backends", func() bool { return strings.Count(saved(), "-a -t "+web) == 2 })
+	serving("the old agent")
+	stopOld()
+	table, vips := saved(), node.Exec(t, "ip", "-o", "addr", "show", "dev", "ipvskit0")
+	serving("no agent")
+
+	r.mu.Lock()
+	before := len(r.events)
+	r.mu.Unlock()
+	stopNew := agent()
+	defer stopNew()
+	r.until(t, "the new agent's first sync", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.events) > before
+	})
+	r.mu.Lock()
+	first := r.events[before]
+	r.mu.Unlock()
+	if first.Err != nil {
+		t.Fatalf("the new agent's first sync: %v", first.Err)
+	}
+	if n, a := first.Ops[proxier.SubsystemIPVS], first.Ops[proxier.SubsystemAddresses]; n != 0 || a != 0 {
+		t.Errorf("the new agent's first sync sent %d IPVS requests and %d VIP requests, want none", n, a)
+	}
+	if got := saved(); got != table {
+		t.Errorf("IPVS after the upgrade:\n%s\nwas:\n%s", got, table)
+	}
+	if got := node.Exec(t, "ip", "-o", "addr", "show", "dev", "ipvskit0"); got != vips {
+		t.Errorf("VIPs after the upgrade:\n%s\nwere:\n%s", got, vips)
+	}
+	serving("the new agent")
+
+	// The new agent is live: b2 leaves through the API, and drains.
+	s, err := r.c.DiscoveryV1().EndpointSlices(testNS).Get(ctx, name+"-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Endpoints = s.Endpoints[:1]
+	r.updateSlice(t, s)
+	r.until(t, "b2 out of "+name+" (weight 0)", func() bool {
+		return strings.Contains(saved(), "-a -t "+web+" -r "+addrs[1]+":8080 -m -w 0")
+	})
+	if err := r.c.CoreV1().Services(testNS).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.until(t, name+" gone", func() bool { return !strings.Contains(saved(), web) })
+	if after := node.Exec(t, ipvsadm, "-Ln", "-t", "198.18.200.1:80"); after != foreignBefore {
+		t.Errorf("another program's virtual server changed:\n%s\nwas:\n%s", after, foreignBefore)
+	}
+}
+
+// twoBackends makes b1 and b2, each in a namespace of its own routed
+// through node (198.18.11.2 and 198.18.12.2), answering TCP 8080 with its
+// name, and returns their addresses.
+func twoBackends(t *testing.T, node *testutil.NetNS) []string {
+	t.Helper()
+	var addrs []string
+	for i, b := range []string{"b1", "b2"} {
+		ns := testutil.NewNetNS(t)
+		gw := netip.AddrFrom4([4]byte{198, 18, byte(11 + i), 1})
+		addr := netip.AddrFrom4([4]byte{198, 18, byte(11 + i), 2})
+		testutil.Veth(t, node, "to-"+b, netip.PrefixFrom(gw, 24), ns, "eth0", netip.PrefixFrom(addr, 24))
+		ns.Route(t, "0.0.0.0/0", gw)
+		answer(t, ns, b)
+		addrs = append(addrs, addr.String())
+	}
+	return addrs
+}
