@@ -6,10 +6,24 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// check reads a health check and checks its values: timing within the
-// interval, the fields its type uses and no others.
+// check reads a health check and checks its values (see checkForm), and
+// holds one that passed to the checker's own rules as a backstop: a check
+// this reader passed is one the checker takes.
 func (r *reader) check(path string, n *yaml.Node) *Check {
 	before := len(r.problems)
+	c := r.checkForm(path, n)
+	if len(r.problems) == before && c.Type != CheckNone {
+		if err := c.healthcheck().Validate(); err != nil {
+			r.add(path, n, "is refused by the health checker: %v", err)
+		}
+	}
+	return c
+}
+
+// checkForm reads a health check and checks its values by the file's
+// keys: timing within the interval, the fields its type uses and no
+// others.
+func (r *reader) checkForm(path string, n *yaml.Node) *Check {
 	f := r.fields(path, n, "type", "port", "interval", "timeout", "jitter", "retryInterval", "rise", "fall",
 		"path", "host", "status", "body", "insecureSkipVerify", "dnsName", "dnsType", "dnsRCode")
 	c := &Check{
@@ -68,13 +82,6 @@ func (r *reader) check(path string, n *yaml.Node) *Check {
 	}
 	if c.Type == CheckDNS && c.DNSName == "" && n.Kind == yaml.MappingNode {
 		r.add(join(path, "dnsName"), n, "is missing (the name a dns check asks for)")
-	}
-	// The checker's own rules, as a backstop to those above, which name the
-	// file's keys: a check this reader passed is one the checker takes.
-	if len(r.problems) == before && c.Type != CheckNone {
-		if err := c.healthcheck().Validate(); err != nil {
-			r.add(path, n, "is refused by the health checker: %v", err)
-		}
 	}
 	return c
 }
