@@ -111,14 +111,17 @@ func (cl *sliCluster) measure(b *testing.B, r *rig, start func(), arrive func(ne
 	r.mu.Lock()
 	r.events = nil
 	r.mu.Unlock()
-	time.Sleep(time.Second) // the informers' goroutines end after Run returns
-	fakeIPVS := readMem()
-	runtime.KeepAlive(r.ipvs)
-	b.Logf("heap in use after GC: before the agent %.1f MB, after its first sync %.1f MB, after the churn %.1f MB, "+
-		"the agent stopped and released (the fake IPVS kept) %.1f MB; RSS %.1f / %.1f / %.1f MB, peak (VmHWM) %.1f MB",
-		mb(before.heap), mb(synced.heap), mb(after.heap), mb(fakeIPVS.heap), mb(before.rss), mb(synced.rss), mb(after.rss), mb(after.hwm))
-	b.ReportMetric(mb(synced.heap-before.heap), "agent-heap-MB")
-	b.ReportMetric(mb(fakeIPVS.heap-min(fakeIPVS.heap, before.heap)), "fake-ipvs-heap-MB")
+	b.Logf("heap in use after GC: before the agent %.1f MB, after its first sync %.1f MB, after the churn %.1f MB; "+
+		"RSS %.1f / %.1f / %.1f MB, peak (VmHWM) %.1f MB",
+		mb(before.heap), mb(synced.heap), mb(after.heap), mb(before.rss), mb(synced.rss), mb(after.rss), mb(after.hwm))
+	b.ReportMetric(mb(synced.heap-min(synced.heap, before.heap)), "agent-heap-MB")
+	if r.ipvs != nil {
+		time.Sleep(time.Second) // the informers' goroutines end after Run returns
+		fake := readMem()
+		runtime.KeepAlive(r.ipvs)
+		b.Logf("heap in use after GC with the agent stopped and released, its fake IPVS kept: %.1f MB", mb(fake.heap))
+		b.ReportMetric(mb(fake.heap-min(fake.heap, before.heap)), "fake-ipvs-heap-MB")
+	}
 	b.ReportMetric(mb(after.heap), "heap-MB")
 	b.ReportMetric(mb(after.rss), "rss-MB")
 	b.ReportMetric(mb(after.hwm), "hwm-MB")
