@@ -234,7 +234,7 @@ func (cl *sliCluster) churn(b *testing.B, tr *sliTracer) {
 		b.Fatalf("%d of %d writes failed, the first: %v", n, writes, firstErr.Load())
 	}
 	tr.waitCount(b, writes)
-	samples, syncs := tr.take()
+	samples, syncs, wholes := tr.take()
 	sli := make([]time.Duration, len(samples))
 	for i, s := range samples {
 		sli[i] = s.syncEnd.Sub(s.trigger)
@@ -244,6 +244,13 @@ func (cl *sliCluster) churn(b *testing.B, tr *sliTracer) {
 		writes, elapsed.Round(time.Millisecond), float64(writes)/elapsed.Seconds(), missed, len(samples), syncs,
 		p50.Round(time.Microsecond), p99.Round(time.Microsecond))
 	phases(b, "churn", samples)
+	behind, rest := behindWhole(samples, wholes)
+	for _, w := range wholes {
+		b.Logf("churn: a Sync of the whole State (the periodic resync) at +%v took %v",
+			w[0].Sub(start).Round(time.Millisecond), w[1].Sub(w[0]).Round(time.Millisecond))
+	}
+	phases(b, "churn, the changes delivered during a whole Sync or applied by one", behind)
+	phases(b, "churn, the others", rest)
 	b.ReportMetric(p50.Seconds(), "churn-sli-p50-s")
 	b.ReportMetric(p99.Seconds(), "churn-sli-p99-s")
 	b.ReportMetric(float64(len(samples)), "churn-applied")

@@ -30,6 +30,9 @@ type sliChange struct {
 type sliSample struct {
 	sliChange
 	syncStart, updateStart, updateEnd, syncEnd time.Time
+	// whole says the sync was a Sync of the whole State (the first, the
+	// periodic resync, or one after a failure) rather than an Update.
+	whole bool
 }
 
 // sliTracer follows the changes carrying a trigger time through the agent,
@@ -43,7 +46,9 @@ type sliTracer struct {
 	pending []sliChange
 	samples []sliSample
 	syncs   int // syncs that applied at least one traced change
-	signal  chan struct{}
+	// wholes are the Syncs of the whole State, start and end.
+	wholes [][2]time.Time
+	signal chan struct{}
 }
 
 // traceAgent makes r's next agent traced.
@@ -64,8 +69,9 @@ func traceAgent(r *rig) *sliTracer {
 			batch := tr.pending
 			tr.pending = nil
 			tr.mu.Unlock()
+			last := a.lastWhole
 			err := fn(ctx)
-			tr.synced(batch, start, time.Now(), r.lastEvent(start), err)
+			tr.synced(batch, start, time.Now(), r.lastEvent(start), a.lastWhole != last, err)
 			return err
 		}
 	}
@@ -87,17 +93,20 @@ func (tr *sliTracer) changed(kind string, obj any) {
 	tr.mu.Unlock()
 }
 
-func (tr *sliTracer) synced(batch []sliChange, start, end time.Time, ev *proxier.SyncEvent, err error) {
+func (tr *sliTracer) synced(batch []sliChange, start, end time.Time, ev *proxier.SyncEvent, whole bool, err error) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	if err != nil {
 		tr.pending = append(batch, tr.pending...)
 		return
 	}
+	if whole {
+		tr.wholes = append(tr.wholes, [2]time.Time{start, end})
+	}
 	if len(batch) == 0 {
 		return
 	}
-	s := sliSample{syncStart: start, updateStart: end, updateEnd: end, syncEnd: end}
+	s := sliSample{syncStart: start, updateStart: end, updateEnd: end, syncEnd: end, whole: whole}
 	if ev != nil {
 		s.updateStart, s.updateEnd = ev.Start, ev.Start.Add(ev.Duration)
 	}
@@ -155,14 +164,31 @@ func (tr *sliTracer) waitCount(tb testing.TB, n int) {
 	}
 }
 
-// take returns the samples and the count of syncs that applied them, and
-// starts anew.
-func (tr *sliTracer) take() ([]sliSample, int) {
+// take returns the samples, the count of syncs that applied them and the
+// whole Syncs made meanwhile, and starts anew.
+func (tr *sliTracer) take() ([]sliSample, int, [][2]time.Time) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	s, n := tr.samples, tr.syncs
-	tr.samples, tr.syncs = nil, 0
-	return s, n
+	s, n, w := tr.samples, tr.syncs, tr.wholes
+	tr.samples, tr.syncs, tr.wholes = nil, 0, nil
+	return s, n, w
+}
+
+// behindWhole splits samples into the changes delivered while a whole
+// Sync ran (or applied by one) and the others.
+func behindWhole(samples []sliSample, wholes [][2]time.Time) (behind, rest []sliSample) {
+	for _, s := range samples {
+		in := s.whole
+		for _, w := range wholes {
+			in = in || (!s.delivered.Before(w[0]) && s.delivered.Before(w[1]))
+		}
+		if in {
+			behind = append(behind, s)
+		} else {
+			rest = append(rest, s)
+		}
+	}
+	return behind, rest
 }
 
 // lastEvent is the last SyncEvent of r's Proxier, if it started at or
