@@ -286,33 +286,44 @@ func apiSize(tb testing.TB, c kubernetes.Interface) (jsonBytes, protoBytes uint6
 		protoBytes += uint64(o.Size())
 		objects++
 	}
+	pages(tb, func(o metav1.ListOptions) (string, error) {
+		l, err := c.CoreV1().Services(metav1.NamespaceAll).List(ctx, o)
+		if err != nil {
+			return "", err
+		}
+		for i := range l.Items {
+			add(&l.Items[i])
+		}
+		return l.Continue, nil
+	})
+	pages(tb, func(o metav1.ListOptions) (string, error) {
+		l, err := c.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, o)
+		if err != nil {
+			return "", err
+		}
+		for i := range l.Items {
+			add(&l.Items[i])
+		}
+		return l.Continue, nil
+	})
+	return jsonBytes, protoBytes, objects
+}
+
+// pages calls list with each page's options, 5,000 objects a page, until
+// it returns no continue token.
+func pages(tb testing.TB, list func(metav1.ListOptions) (string, error)) {
+	tb.Helper()
 	opts := metav1.ListOptions{Limit: 5000}
 	for {
-		l, err := c.CoreV1().Services(metav1.NamespaceAll).List(ctx, opts)
+		next, err := list(opts)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		for i := range l.Items {
-			add(&l.Items[i])
+		if next == "" {
+			return
 		}
-		if opts.Continue = l.Continue; opts.Continue == "" {
-			break
-		}
+		opts.Continue = next
 	}
-	opts.Continue = ""
-	for {
-		l, err := c.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, opts)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for i := range l.Items {
-			add(&l.Items[i])
-		}
-		if opts.Continue = l.Continue; opts.Continue == "" {
-			break
-		}
-	}
-	return jsonBytes, protoBytes, objects
 }
 
 // memUse is the Go heap in use after a GC and the process's resident set
