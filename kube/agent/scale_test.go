@@ -64,15 +64,16 @@ func BenchmarkAgentScale(b *testing.B) {
 
 // scaleVIP is the i-th Service's cluster IP: from 198.18.2.0 on (clear of
 // the nodes' 198.18.0.x and 198.18.1.x), in scaleCIDR and then in the API
-// server's own 198.18.128.0/17, skipping 198.18.128.0/24 where its
-// kubernetes Service is: room for 65,000.
+// server's own 198.18.128.0/17, skipping what the API server does not
+// allocate (198.18.127.255 and 198.18.255.255, broadcast addresses) and
+// 198.18.128.0/24, where its kubernetes Service is: room for 65,000.
 func scaleVIP(i int) netip.Addr {
 	v := 2<<8 + i
-	if v >= 128<<8 {
-		v += 1 << 8
+	if v >= 127<<8|255 {
+		v += 1 + 1<<8
 	}
-	if v > 0xffff {
-		panic(fmt.Sprintf("scaleVIP(%d): past 198.18.255.255", i))
+	if v >= 0xffff {
+		panic(fmt.Sprintf("scaleVIP(%d): past 198.18.255.254", i))
 	}
 	return netip.AddrFrom4([4]byte{198, 18, byte(v >> 8), byte(v)})
 }
@@ -94,8 +95,9 @@ func scaleAddrs(i, endpoints int) []string {
 	return addrs
 }
 
-// addScaleCIDR creates scaleCIDR and waits until the API server takes a
-// cluster IP from it.
+// addScaleCIDR creates scaleCIDR and waits until the API server takes
+// cluster IPs from it, checking (dry run) those of scaleVIP around its
+// edges, so that a misfit fails now rather than deep into populate.
 func addScaleCIDR(tb testing.TB, c kubernetes.Interface) {
 	tb.Helper()
 	ctx := context.Background()
@@ -104,17 +106,19 @@ func addScaleCIDR(tb testing.TB, c kubernetes.Interface) {
 	if _, err := c.NetworkingV1().ServiceCIDRs().Create(ctx, cidr, metav1.CreateOptions{}); err != nil {
 		tb.Fatal(err)
 	}
-	probe := service("scale-cidr-probe", scaleVIP(0).String())
 	deadline := time.Now().Add(time.Minute)
-	for {
-		_, err := c.CoreV1().Services(testNS).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil {
-			return
+	for _, i := range []int{0, 32252, 32253, 32254, 60000} {
+		probe := service("scale-cidr-probe", scaleVIP(i).String())
+		for {
+			_, err := c.CoreV1().Services(testNS).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				tb.Fatalf("cluster IP %v (scaleVIP(%d)): %v", scaleVIP(i), i, err)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("a cluster IP in %s: %v", scaleCIDR, err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 

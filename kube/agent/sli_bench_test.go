@@ -33,7 +33,7 @@ var (
 
 // BenchmarkAgentSLI measures the agent on the fakes against a real API
 // server holding n ClusterIP Services x 10 endpoints, for n of 1,000,
-// 10,000 and 50,000 (made once per n, timed: "populate-s"): from the
+// 10,000, 30,000 and 50,000 (made once per n, timed: "populate-s"): from the
 // informers' first lists to the end of the first Sync; network programming
 // latency as kube-proxy defines it (an EndpointSlice's
 // last-change-trigger-time, set by the writer to the time of its change,
@@ -46,7 +46,7 @@ var (
 //	cd kube && IPVSKIT_TEST_APISERVER=$(../scripts/test-apiserver) \
 //	  go test -run '^$' -bench 'AgentSLI/services=10000$' -benchtime 1x -timeout 60m ./agent
 func BenchmarkAgentSLI(b *testing.B) {
-	for _, n := range []int{1000, 10000, 50000} {
+	for _, n := range []int{1000, 10000, 30000, 50000} {
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
 			cl := newSLICluster(b, n)
 			for range b.N {
