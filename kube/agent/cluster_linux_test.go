@@ -73,6 +73,7 @@ func TestCluster(t *testing.T) {
 	}
 	every := map[string]bool{"pod-0": true, "pod-1": true, "pod-2": true}
 	for _, n := range c.nodes {
+		t.Logf("asking web's ClusterIP from %s and its NodePort on %s", n.podName, n.name) // for a failure's context
 		if seen := askMany(t, n.pod, web, 6); !maps.Equal(seen, every) {
 			t.Errorf("web's ClusterIP from %s answered by %v, want the pods of every node", n.podName, seen)
 		}
@@ -165,7 +166,11 @@ func (c *cluster) checkLocal(t *testing.T, n *clusterNode, nodePort, hc int, has
 	t.Helper()
 	code, local := healthCheckIn(t, c.client, fmt.Sprintf("%v:%d", n.addr, hc))
 	if want, wantLocal := map[bool]int{true: 200, false: 503}[hasLocal], map[bool]int{true: 1, false: 0}[hasLocal]; code != want || local != wantLocal {
-		t.Errorf("local's health check on %s: %d with %d local endpoints, want %d with %d", n.name, code, local, want, wantLocal)
+		got := fmt.Sprintf("%d with %d local endpoints", code, local)
+		if code == 0 {
+			got = "no answer"
+		}
+		t.Errorf("local's health check on %s: %s, want %d with %d", n.name, got, want, wantLocal)
 	}
 	addr := fmt.Sprintf("%v:%d", n.addr, nodePort)
 	var name string
