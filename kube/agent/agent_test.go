@@ -122,8 +122,18 @@ func testConfig() *Config {
 
 func (r *rig) createNode(t testing.TB, ip netip.Addr) {
 	t.Helper()
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode},
+	r.createNodeNamed(t, testNode, ip, netip.Prefix{})
+}
+
+// createNodeNamed creates the Node name with the InternalIP ip and, if
+// valid, the pod CIDR podCIDR.
+func (r *rig) createNodeNamed(t testing.TB, name string, ip netip.Addr, podCIDR netip.Prefix) {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
 		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip.String()}}}}
+	if podCIDR.IsValid() {
+		n.Spec.PodCIDR, n.Spec.PodCIDRs = podCIDR.String(), []string{podCIDR.String()}
+	}
 	if _, err := r.c.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
-	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/kube/internal/apiservertest"
 	"github.com/ipvskit/ipvskit/proxier"
 )
@@ -22,7 +21,7 @@ import (
 // the old one's kernel state. Its first syncs send IPVS nothing and bind
 // no VIP, the table is as the old one left it, traffic flows before,
 // between and after, and the new agent then follows the API. Another
-// program's virtual server stays untouched. (Both agents are this build:
+// program's state on the node (neighbours) stays untouched. (Both agents are this build:
 // it tests what any two versions that share the State's kernel form must
 // do; no earlier release exists to run as the old one.)
 func TestAgentUpgradeAdoptsTheNode(t *testing.T) {
@@ -47,30 +46,10 @@ func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, node
 	client.Route(t, "198.18.128.0/17", nodeAddr)
 	addrs := twoBackends(t, node)
 	ctx := context.Background()
-	foreign := ipvs.Service{Protocol: ipvs.TCP, Addr: netip.MustParseAddr("198.18.200.1"), Port: 80, Scheduler: "wlc"}
-	ic, err := ipvs.New(&ipvs.Config{NetNS: node.Handle()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ic.Close()
-	if err := ic.AddService(ctx, foreign); err != nil {
-		t.Fatal(err)
-	}
-	foreignBefore := node.Exec(t, ipvsadm, "-Ln", "-t", "198.18.200.1:80")
+	unchanged := neighbours(t, node)
 
 	// agent starts one "process": its own kernel clients, its own agent.
-	agent := func() func() {
-		k, err := OpenKernel(node.Handle())
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := DefaultConfig()
-		cfg.HealthzBindAddress, cfg.MetricsBindAddress = "127.0.0.1:0", "127.0.0.1:0"
-		r.start(t, Options{Config: cfg, NodeName: testNode, Client: r.c, NewProxier: k.NewProxier,
-			SetTimeouts: k.SetTimeouts, NodeAddresses: k.NodeAddresses, Proxier: proxier.Config{Backend: backend}})
-		stop := r.stop
-		return func() { stop(); k.Close() }
-	}
+	agent := func() func() { return r.startOn(t, node.Handle(), testNode, proxier.Config{Backend: backend}) }
 	saved := func() string { return node.Exec(t, ipvsadm, "-Sn") }
 	web := vip + ":80"
 	serving := func(when string) {
@@ -88,25 +67,10 @@ func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, node
 	table, vips := saved(), node.Exec(t, "ip", "-o", "addr", "show", "dev", "ipvskit0")
 	serving("no agent")
 
-	r.mu.Lock()
-	before := len(r.events)
-	r.mu.Unlock()
+	before := r.syncs()
 	stopNew := agent()
 	defer stopNew()
-	r.until(t, "the new agent's first sync", func() bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return len(r.events) > before
-	})
-	r.mu.Lock()
-	first := r.events[before]
-	r.mu.Unlock()
-	if first.Err != nil {
-		t.Fatalf("the new agent's first sync: %v", first.Err)
-	}
-	if n, a := first.Ops[proxier.SubsystemIPVS], first.Ops[proxier.SubsystemAddresses]; n != 0 || a != 0 {
-		t.Errorf("the new agent's first sync sent %d IPVS requests and %d VIP requests, want none", n, a)
-	}
+	r.adopted(t, "the new agent", before)
 	if got := saved(); got != table {
 		t.Errorf("IPVS after the upgrade:\n%s\nwas:\n%s", got, table)
 	}
@@ -129,8 +93,30 @@ func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, node
 		t.Fatal(err)
 	}
 	r.until(t, name+" gone", func() bool { return !strings.Contains(saved(), web) })
-	if after := node.Exec(t, ipvsadm, "-Ln", "-t", "198.18.200.1:80"); after != foreignBefore {
-		t.Errorf("another program's virtual server changed:\n%s\nwas:\n%s", after, foreignBefore)
+	unchanged()
+}
+
+// syncs is how many syncs the rig's agents have made so far.
+func (r *rig) syncs() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}
+
+// adopted waits for the first sync after the first before (see syncs), of
+// an agent started over another's kernel state, and fails t unless it
+// succeeded without one IPVS request or VIP request.
+func (r *rig) adopted(t *testing.T, who string, before int) {
+	t.Helper()
+	r.until(t, who+"'s first sync", func() bool { return r.syncs() > before })
+	r.mu.Lock()
+	first := r.events[before]
+	r.mu.Unlock()
+	if first.Err != nil {
+		t.Fatalf("%s's first sync: %v", who, first.Err)
+	}
+	if n, a := first.Ops[proxier.SubsystemIPVS], first.Ops[proxier.SubsystemAddresses]; n != 0 || a != 0 {
+		t.Errorf("%s's first sync sent %d IPVS requests and %d VIP requests, want none", who, n, a)
 	}
 }
 
