@@ -46,6 +46,7 @@ type rig struct {
 	ctx   context.Context
 	woken chan struct{} // a sync ended
 	stop  func()        // stops the agent and waits for Run
+	poll  bool          // until also checks every 100 ms: the agent is another process
 
 	mu     sync.Mutex
 	events []*proxier.SyncEvent
@@ -145,13 +146,20 @@ func (r *rig) createNodeNamed(t testing.TB, name string, ip netip.Addr, podCIDR 
 const patience = 3 * time.Minute
 
 // until waits for the agent's work to satisfy ok: it checks now and after
-// each sync, for at most patience.
+// each sync (or, with poll, every 100 ms), for at most patience.
 func (r *rig) until(t testing.TB, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.After(patience)
+	var tick <-chan time.Time
+	if r.poll {
+		tk := time.NewTicker(100 * time.Millisecond)
+		defer tk.Stop()
+		tick = tk.C
+	}
 	for !ok() {
 		select {
 		case <-r.woken:
+		case <-tick:
 		case <-deadline:
 			dump := ""
 			if r.ipvs != nil {

@@ -1,10 +1,18 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/netip"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,9 +29,10 @@ import (
 // the old one's kernel state. Its first syncs send IPVS nothing and bind
 // no VIP, the table is as the old one left it, traffic flows before,
 // between and after, and the new agent then follows the API. Another
-// program's state on the node (neighbours) stays untouched. (Both agents are this build:
-// it tests what any two versions that share the State's kernel form must
-// do; no earlier release exists to run as the old one.)
+// program's state on the node (neighbours) stays untouched. The old agent
+// is this build, in process, unless IPVSKIT_OLD_AGENT names another
+// version's ipvskit-proxy binary (scripts/agent-at REVISION builds one):
+// then that binary runs in the node's namespace as the old agent.
 func TestAgentUpgradeAdoptsTheNode(t *testing.T) {
 	testutil.RequireIPVS(t, testutil.NewNetNS(t)) // before the API server starts
 	ipvsadm := testutil.RequireTool(t, "ipvsadm")
@@ -59,7 +68,11 @@ func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, node
 		}
 	}
 
-	stopOld := agent()
+	old := agent
+	if bin := os.Getenv(oldAgentEnv); bin != "" {
+		old = func() func() { return oldAgent(t, r, node, bin, backend) }
+	}
+	stopOld := old()
 	r.create(t, service(name, vip), slice(name, "node-b", addrs...))
 	r.until(t, name+" in IPVS with both backends", func() bool { return strings.Count(saved(), "-a -t "+web) == 2 })
 	serving("the old agent")
@@ -94,6 +107,87 @@ func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, node
 	}
 	r.until(t, name+" gone", func() bool { return !strings.Contains(saved(), web) })
 	unchanged()
+}
+
+// oldAgentEnv names another version's ipvskit-proxy binary to upgrade from.
+const oldAgentEnv = "IPVSKIT_OLD_AGENT"
+
+// oldAgent runs the ipvskit-proxy binary bin in node as the old agent, with
+// the flags every version has, and returns what stops it as SIGTERM does
+// on a node (it must exit cleanly).
+func oldAgent(t *testing.T, r *rig, node *testutil.NetNS, bin string, backend proxier.Backend) func() {
+	name := map[proxier.Backend]string{proxier.NFTables: "nftables", proxier.IPTables: "iptables"}[backend]
+	cmd := exec.Command(bin, "--kubeconfig", apiFrom(t, r, node), "--hostname-override", testNode, "--backend", name)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	node.Start(t, cmd)
+	r.poll = true
+	t.Logf("old agent: %s", bin)
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("the old agent's log:\n%s", out.String())
+		}
+	})
+	return func() {
+		r.poll = false
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("the old agent on SIGTERM: %v\n%s", err, out.String())
+		}
+	}
+}
+
+// apiFrom makes the API server reachable from a process in node, whose
+// loopback is not the test's: a relay listening on node's 127.0.0.1 that
+// dials the server from the test's namespace. It returns a kubeconfig
+// naming the relay (the same address, so the server's certificate holds).
+func apiFrom(t *testing.T, r *rig, node *testutil.NetNS) string {
+	u, err := url.Parse(r.srv.Config().Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ln net.Listener
+	node.Do(t, func() { ln, err = net.Listen("tcp", "127.0.0.1:0") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go relay(c, u.Host)
+		}
+	}()
+	kc, err := os.ReadFile(r.srv.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, bytes.ReplaceAll(kc, []byte(u.Host), []byte(ln.Addr().String())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// relay copies c to and from a connection to addr until either side ends.
+func relay(c net.Conn, addr string) {
+	defer c.Close()
+	d, err := net.Dial("tcp", addr)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	go func() { io.Copy(d, c); d.Close() }()
+	io.Copy(c, d)
 }
 
 // syncs is how many syncs the rig's agents have made so far.
