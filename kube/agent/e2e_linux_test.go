@@ -138,25 +138,7 @@ func (r *rig) startOn(t testing.TB, ns netns.NsHandle, node string, p proxier.Co
 // answer serves TCP 8080 in ns: each connection gets "name".
 func answer(t *testing.T, ns *testutil.NetNS, name string) {
 	t.Helper()
-	var (
-		l   net.Listener
-		err error
-	)
-	ns.Do(t, func() { l, err = net.Listen("tcp", ":8080") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			fmt.Fprintln(c, name, c.RemoteAddr())
-			c.Close()
-		}
-	}()
+	ns.Serve(t, "tcp", ":8080", func(c net.Conn) { fmt.Fprintln(c, name, c.RemoteAddr()) })
 }
 
 // askMany connects n times from ns to addr and returns who answered.

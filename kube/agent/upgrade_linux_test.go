@@ -152,27 +152,13 @@ func apiFrom(t *testing.T, r *rig, node *testutil.NetNS) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ln net.Listener
-	node.Do(t, func() { ln, err = net.Listen("tcp", "127.0.0.1:0") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go relay(c, u.Host)
-		}
-	}()
+	at := node.Serve(t, "tcp", "127.0.0.1:0", func(c net.Conn) { relay(c, u.Host) })
 	kc, err := os.ReadFile(r.srv.Kubeconfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, bytes.ReplaceAll(kc, []byte(u.Host), []byte(ln.Addr().String())), 0o600); err != nil {
+	if err := os.WriteFile(path, bytes.ReplaceAll(kc, []byte(u.Host), []byte(at.String())), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -180,7 +166,6 @@ func apiFrom(t *testing.T, r *rig, node *testutil.NetNS) string {
 
 // relay copies c to and from a connection to addr until either side ends.
 func relay(c net.Conn, addr string) {
-	defer c.Close()
 	d, err := net.Dial("tcp", addr)
 	if err != nil {
 		return
