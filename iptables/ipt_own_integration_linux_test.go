@@ -60,25 +60,7 @@ func everything(t *testing.T, ns *testutil.NetNS, f Family) string {
 // serveTCP answers every connection to addr in ns with reply.
 func serveTCP(t *testing.T, ns *testutil.NetNS, addr, reply string) {
 	t.Helper()
-	var (
-		ln  net.Listener
-		err error
-	)
-	ns.Do(t, func() { ln, err = net.Listen("tcp", addr) }) // the socket stays in ns
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte(reply))
-			c.Close()
-		}
-	}()
+	ns.Serve(t, "tcp", addr, func(c net.Conn) { c.Write([]byte(reply)) })
 }
 
 // fetch connects from ns to addr and returns what the server sent.

@@ -21,26 +21,10 @@ func TestIntegrationStatsAfterTraffic(t *testing.T) {
 	ns.Exec(t, "ip", "addr", "add", "198.18.0.10/32", "dev", "lo")
 	ns.Exec(t, "ip", "addr", "add", "198.18.0.20/32", "dev", "lo")
 
-	var ln net.Listener
-	var err error
-	ns.Do(t, func() { ln, err = net.Listen("tcp4", "198.18.0.20:8080") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				line, _ := bufio.NewReader(conn).ReadString('\n')
-				io.WriteString(conn, strings.ToUpper(line))
-			}()
-		}
-	}()
+	ns.Serve(t, "tcp4", "198.18.0.20:8080", func(conn net.Conn) {
+		line, _ := bufio.NewReader(conn).ReadString('\n')
+		io.WriteString(conn, strings.ToUpper(line))
+	})
 
 	svc := Service{Protocol: TCP, Addr: mustAddr("198.18.0.10"), Port: 80, Scheduler: "rr"}
 	if err := c.AddService(ctx, svc); err != nil {

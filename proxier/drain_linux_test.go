@@ -45,30 +45,12 @@ const backendEchoPort = 7070
 // open until the client closes it.
 func serveEcho(t *testing.T, h *host, port int) {
 	t.Helper()
-	var (
-		ln  net.Listener
-		err error
-	)
-	h.ns.Do(t, func() { ln, err = net.Listen("tcp", fmt.Sprintf(":%d", port)) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				peer := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
-				if _, err := fmt.Fprintf(c, "%s %s\n", h.name, peer); err == nil {
-					io.Copy(c, c)
-				}
-			}()
+	h.ns.Serve(t, "tcp", fmt.Sprintf(":%d", port), func(c net.Conn) {
+		peer := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
+		if _, err := fmt.Fprintf(c, "%s %s\n", h.name, peer); err == nil {
+			io.Copy(c, c)
 		}
-	}()
+	})
 }
 
 // echoConn is a client's open connection to an echo service.

@@ -206,26 +206,10 @@ func serveTCP(t *testing.T, h *host) { serveTCPOn(t, h, backendTCPPort) }
 // serveTCPOn is serveTCP at another port.
 func serveTCPOn(t *testing.T, h *host, port int) {
 	t.Helper()
-	var (
-		ln  net.Listener
-		err error
-	)
-	h.ns.Do(t, func() { ln, err = net.Listen("tcp", fmt.Sprintf(":%d", port)) }) // both families
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			peer := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
-			fmt.Fprintf(c, "%s %s\n", h.name, peer)
-			c.Close()
-		}
-	}()
+	h.ns.Serve(t, "tcp", fmt.Sprintf(":%d", port), func(c net.Conn) { // both families
+		peer := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
+		fmt.Fprintf(c, "%s %s\n", h.name, peer)
+	})
 }
 
 func serveUDP(t *testing.T, h *host) {

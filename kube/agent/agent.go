@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,12 @@ type Options struct {
 	// NodeAddresses returns the node's addresses that may serve node ports
 	// (without the VIP link's), read at every sync; nil means none.
 	NodeAddresses func() ([]netip.Addr, error)
+	// Listen, if set, opens every socket the agent listens on: /healthz,
+	// /metrics and the health-check node ports, which a load balancer
+	// probes on the node's addresses. Kernel.Listen opens them in the
+	// kernel clients' namespace, the node's. Nil means net.Listen, in the
+	// agent's own namespace.
+	Listen func(network, address string) (net.Listener, error)
 	// ServiceProxyName, if set, serves only the Services labelled
 	// service.kubernetes.io/service-proxy-name with it, so that the agent
 	// can share a cluster with kube-proxy; empty serves those without the
@@ -124,6 +131,9 @@ func New(o Options) (*Agent, error) {
 	}
 	if a.clock == nil {
 		a.clock = clock.RealClock{}
+	}
+	if a.o.Listen == nil {
+		a.o.Listen = net.Listen
 	}
 	a.runner = newRunner(a.clock, o.Config.MinSyncPeriod, o.Config.SyncPeriod, a.sync)
 	a.src = newSources(o.Client, o.NodeName, o.ServiceProxyName, o.Config.ConfigSyncPeriod, a.changed)

@@ -46,6 +46,7 @@ type rig struct {
 	ctx   context.Context
 	woken chan struct{} // a sync ended
 	stop  func()        // stops the agent and waits for Run
+	poll  bool          // until also checks every 100 ms: the agent is another process
 	// prepare, if set, is called with the agent between New and Run;
 	// wrapIPVS, if set, wraps the fake IPVS startFakes gives the Proxier.
 	prepare  func(*Agent)
@@ -133,8 +134,18 @@ func testConfig() *Config {
 
 func (r *rig) createNode(t testing.TB, ip netip.Addr) {
 	t.Helper()
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode},
+	r.createNodeNamed(t, testNode, ip, netip.Prefix{})
+}
+
+// createNodeNamed creates the Node name with the InternalIP ip and, if
+// valid, the pod CIDR podCIDR.
+func (r *rig) createNodeNamed(t testing.TB, name string, ip netip.Addr, podCIDR netip.Prefix) {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
 		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip.String()}}}}
+	if podCIDR.IsValid() {
+		n.Spec.PodCIDR, n.Spec.PodCIDRs = podCIDR.String(), []string{podCIDR.String()}
+	}
 	if _, err := r.c.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -146,13 +157,20 @@ func (r *rig) createNode(t testing.TB, ip netip.Addr) {
 const patience = 3 * time.Minute
 
 // until waits for the agent's work to satisfy ok: it checks now and after
-// each sync, for at most patience.
+// each sync (or, with poll, every 100 ms), for at most patience.
 func (r *rig) until(t testing.TB, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.After(patience)
+	var tick <-chan time.Time
+	if r.poll {
+		tk := time.NewTicker(100 * time.Millisecond)
+		defer tk.Stop()
+		tick = tk.C
+	}
 	for !ok() {
 		select {
 		case <-r.woken:
+		case <-tick:
 		case <-deadline:
 			dump := ""
 			if r.ipvs != nil {

@@ -17,7 +17,8 @@
 // their own timers. Beside the rules it serves
 // what kube-proxy serves: /healthz and /livez, the health-check node ports
 // of Services with externalTrafficPolicy Local, and metrics under
-// kube-proxy's names.
+// kube-proxy's names. Options.Listen (Kernel.Listen) opens those listeners
+// in the node's namespace when the agent runs in another.
 //
 // Configuration is kube-proxy's own: a KubeProxyConfiguration file
 // (LoadConfig), of which the fields that mean something for IPVS are applied

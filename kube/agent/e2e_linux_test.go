@@ -3,25 +3,31 @@ package agent
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vishvananda/netns"
+
 	"github.com/ipvskit/ipvskit/internal/testutil"
-	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/kube/internal/apiservertest"
+	"github.com/ipvskit/ipvskit/proxier"
 )
 
 // TestAgentEndToEnd runs the agent on real kernel clients in a node
 // namespace, fed by a real API server, with a client and two backends in
 // namespaces of their own: traffic follows what is done through the API.
-// Another program's virtual server and link on the node are left alone.
+// Another program's virtual server, link and nftables table on the node
+// are left alone.
 func TestAgentEndToEnd(t *testing.T) {
 	node, client := testutil.NewNetNS(t), testutil.NewNetNS(t)
 	testutil.RequireIPVS(t, node)
@@ -34,35 +40,13 @@ func TestAgentEndToEnd(t *testing.T) {
 	backends := map[string]string{"b1": addrs[0], "b2": addrs[1]}
 
 	// Another program's state on the node, set up first.
-	foreign := ipvs.Service{Protocol: ipvs.TCP, Addr: netip.MustParseAddr("198.18.200.1"), Port: 80, Scheduler: "wlc"}
-	ic, err := ipvs.New(&ipvs.Config{NetNS: node.Handle()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ic.Close()
+	unchanged := neighbours(t, node)
 	ctx := context.Background()
-	if err := ic.AddService(ctx, foreign); err != nil {
-		t.Fatal(err)
-	}
-	if err := ic.AddDestination(ctx, foreign.Key(), ipvs.Destination{Addr: netip.MustParseAddr("198.18.200.2"), Port: 80, Weight: 3}); err != nil {
-		t.Fatal(err)
-	}
-	node.Exec(t, "ip", "link", "add", "other0", "type", "dummy")
-	node.Exec(t, "ip", "addr", "add", "198.18.201.1/32", "dev", "other0")
-	foreignBefore := node.Exec(t, ipvsadm, "-Ln", "-t", "198.18.200.1:80")
 
 	srv := apiservertest.Start(t)
 	r := &rig{srv: srv, c: srv.Client(), woken: make(chan struct{}, 1), ctx: ctx}
 	r.createNode(t, nodeAddr)
-	k, err := OpenKernel(node.Handle())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { k.Close() })
-	cfg := DefaultConfig()
-	cfg.HealthzBindAddress, cfg.MetricsBindAddress = "127.0.0.1:0", "127.0.0.1:0"
-	r.start(t, Options{Config: cfg, NodeName: testNode, Client: r.c, NewProxier: k.NewProxier,
-		SetTimeouts: k.SetTimeouts, NodeAddresses: k.NodeAddresses})
+	r.startOn(t, node.Handle(), testNode, proxier.Config{})
 	ipvsSaved := func() string { return node.Exec(t, ipvsadm, "-Sn") }
 
 	// A ClusterIP and a NodePort Service, both on b1 and b2.
@@ -110,54 +94,51 @@ func TestAgentEndToEnd(t *testing.T) {
 	}
 
 	// The health-check port of an externalTrafficPolicy Local Service
-	// follows its local endpoints. (It listens in the agent's namespace,
-	// the test's, on every address: asked on loopback.)
+	// follows its local endpoints. (It listens in the node's namespace, on
+	// every address: asked from the client on the node's.)
 	hc := freeNodePort(t)
 	r.create(t, service("lb", "198.18.128.20", func(s *corev1.Service) {
 		s.Spec.Type = corev1.ServiceTypeLoadBalancer
 		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		s.Spec.HealthCheckNodePort = int32(hc)
 	}), slice("lb", "node-b", backends["b1"]))
-	url := fmt.Sprintf("http://127.0.0.1:%d/", hc)
-	r.until(t, "lb's health check 503", func() bool { c, _ := tryGet(url); return c == 503 })
+	hcAddr := fmt.Sprintf("%v:%d", nodeAddr, hc)
+	r.until(t, "lb's health check 503", func() bool { c, _ := healthCheckIn(t, client, hcAddr); return c == 503 })
 	s, err = r.c.DiscoveryV1().EndpointSlices(testNS).Get(ctx, "lb-1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Endpoints = append(s.Endpoints, slice("lb", testNode, backends["b2"]).Endpoints...)
 	r.updateSlice(t, s)
-	r.until(t, "lb's health check 200", func() bool { c, _ := tryGet(url); return c == 200 })
+	r.until(t, "lb's health check 200", func() bool { c, _ := healthCheckIn(t, client, hcAddr); return c == 200 })
+	unchanged()
+}
 
-	if after := node.Exec(t, ipvsadm, "-Ln", "-t", "198.18.200.1:80"); after != foreignBefore {
-		t.Errorf("another program's virtual server changed:\n%s\nwas:\n%s", after, foreignBefore)
+// startOn starts an agent named node as one "process" on the node
+// namespace ns: kernel clients of its own there, its listeners there too,
+// the default configuration but for /healthz and /metrics on loopback
+// ports of the kernel's choosing, and p. stop stops it as SIGTERM does
+// (Run returns; the node keeps serving) and closes its clients.
+func (r *rig) startOn(t testing.TB, ns netns.NsHandle, node string, p proxier.Config) (stop func()) {
+	t.Helper()
+	k, err := OpenKernel(ns)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if out := node.Exec(t, "ip", "-o", "addr", "show", "dev", "other0"); !strings.Contains(out, "198.18.201.1/32") {
-		t.Errorf("another program's link lost its address: %s", out)
-	}
+	closeKernel := sync.OnceFunc(func() { k.Close() })
+	t.Cleanup(closeKernel) // after the agent's own cleanup, which stops it
+	cfg := DefaultConfig()
+	cfg.HealthzBindAddress, cfg.MetricsBindAddress = "127.0.0.1:0", "127.0.0.1:0"
+	r.start(t, Options{Config: cfg, NodeName: node, Client: r.c, NewProxier: k.NewProxier,
+		SetTimeouts: k.SetTimeouts, NodeAddresses: k.NodeAddresses, Listen: k.Listen, Proxier: p})
+	stopAgent := r.stop
+	return func() { stopAgent(); closeKernel() }
 }
 
 // answer serves TCP 8080 in ns: each connection gets "name".
 func answer(t *testing.T, ns *testutil.NetNS, name string) {
 	t.Helper()
-	var (
-		l   net.Listener
-		err error
-	)
-	ns.Do(t, func() { l, err = net.Listen("tcp", ":8080") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			fmt.Fprintln(c, name)
-			c.Close()
-		}
-	}()
+	ns.Serve(t, "tcp", ":8080", func(c net.Conn) { fmt.Fprintln(c, name, c.RemoteAddr()) })
 }
 
 // askMany connects n times from ns to addr and returns who answered.
@@ -165,21 +146,64 @@ func askMany(t *testing.T, ns *testutil.NetNS, addr string, n int) map[string]bo
 	t.Helper()
 	seen := map[string]bool{}
 	for range n {
-		var line string
+		var name string
 		var err error
-		ns.Do(t, func() {
-			var c net.Conn
-			if c, err = net.DialTimeout("tcp", addr, 10*time.Second); err != nil {
-				return
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(10 * time.Second))
-			line, err = bufio.NewReader(c).ReadString('\n')
-		})
+		ns.Do(t, func() { name, _, err = request(addr, 10*time.Second) })
 		if err != nil {
 			t.Fatalf("connecting to %s: %v", addr, err)
 		}
-		seen[strings.TrimSpace(line)] = true
+		seen[name] = true
 	}
 	return seen
+}
+
+// request connects to addr from the calling thread's namespace and reads
+// the answer of a backend that answer started: its name and the client
+// address it saw. timeout bounds the whole exchange.
+func request(addr string, timeout time.Duration) (name string, peer netip.AddrPort, err error) {
+	deadline := time.Now().Add(timeout)
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return "", netip.AddrPort{}, err
+	}
+	defer c.Close()
+	c.SetDeadline(deadline)
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "", netip.AddrPort{}, fmt.Errorf("reading the answer of %s: %w", addr, err)
+	}
+	name, p, _ := strings.Cut(strings.TrimSpace(line), " ")
+	peer, err = netip.ParseAddrPort(p)
+	if err != nil {
+		return "", netip.AddrPort{}, fmt.Errorf("the answer of %s, %q: %w", addr, line, err)
+	}
+	return name, peer, nil
+}
+
+// healthCheckIn asks the health-check node port at addr from ns, as a
+// load balancer does: the status code and the body's localEndpoints; code
+// 0 means no answer.
+func healthCheckIn(t testing.TB, ns *testutil.NetNS, addr string) (code, local int) {
+	t.Helper()
+	ns.Do(t, func() {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(2 * time.Second))
+		fmt.Fprintf(c, "GET / HTTP/1.0\r\nHost: %s\r\n\r\n", addr)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		var body struct {
+			LocalEndpoints int `json:"localEndpoints"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&body) == nil {
+			code, local = resp.StatusCode, body.LocalEndpoints
+		}
+	})
+	return code, local
 }

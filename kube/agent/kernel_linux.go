@@ -3,7 +3,10 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/netip"
+	"runtime"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -58,6 +61,33 @@ func (k *Kernel) NewProxier(cfg *proxier.Config) (*proxier.Proxier, error) {
 // SetTimeouts sets the namespace's IPVS connection timeouts.
 func (k *Kernel) SetTimeouts(ctx context.Context, t ipvs.Timeouts) error {
 	return k.ipvs.SetTimeouts(ctx, t)
+}
+
+// Listen is net.Listen inside the namespace, for Options.Listen: the
+// agent's health-check node ports then listen on the node that the kernel
+// clients program. The listener stays in the namespace wherever it is used.
+func (k *Kernel) Listen(network, address string) (net.Listener, error) {
+	if k.ns == 0 {
+		return net.Listen(network, address)
+	}
+	type result struct {
+		l   net.Listener
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// Never unlocked: the runtime ends the thread with the goroutine
+		// instead of reusing it in the namespace.
+		runtime.LockOSThread()
+		if err := netns.Set(k.ns); err != nil {
+			done <- result{err: fmt.Errorf("agent: entering the kernel's network namespace: %w", err)}
+			return
+		}
+		l, err := net.Listen(network, address)
+		done <- result{l, err}
+	}()
+	r := <-done
+	return r.l, r.err
 }
 
 // NodeAddresses are the namespace's global unicast addresses, but those on

@@ -5,6 +5,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"net"
 	"net/netip"
 
 	"github.com/vishvananda/netns"
@@ -30,6 +31,9 @@ func (k *Kernel) SetTimeouts(context.Context, ipvs.Timeouts) error { return errN
 
 // NodeAddresses fails.
 func (k *Kernel) NodeAddresses() ([]netip.Addr, error) { return nil, errNotLinux }
+
+// Listen fails.
+func (k *Kernel) Listen(string, string) (net.Listener, error) { return nil, errNotLinux }
 
 // Close does nothing.
 func (k *Kernel) Close() error { return nil }

@@ -165,7 +165,7 @@ func (hc healthChecks) byService() (map[types.NamespacedName]int, map[types.Name
 // ctx. An address that cannot be listened on is an error.
 func (r *reporters) serve(ctx context.Context, addrs []netip.Addr) error {
 	c := r.a.o.Config
-	r.services = health.NewServiceHealth(&health.ServiceConfig{Addrs: addrs, Proxy: r.health})
+	r.services = health.NewServiceHealth(&health.ServiceConfig{Addrs: addrs, Proxy: r.health, Listen: r.a.o.Listen})
 	go func() { <-ctx.Done(); r.services.Close() }()
 	var errs []error
 	if c.HealthzBindAddress != "" {
@@ -190,7 +190,7 @@ func (r *reporters) serve(ctx context.Context, addrs []netip.Addr) error {
 // listen listens on addr now (so that a port in use fails the start) and
 // serves in the background until ctx ends.
 func (r *reporters) listen(ctx context.Context, field, addr string, serve func(net.Listener) error) error {
-	l, err := net.Listen("tcp", addr)
+	l, err := r.a.o.Listen("tcp", addr)
 	if err != nil {
 		return &ConfigError{Field: field, Value: addr, Err: err}
 	}

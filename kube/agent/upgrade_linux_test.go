@@ -1,16 +1,23 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/netip"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ipvskit/ipvskit/internal/testutil"
-	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/kube/internal/apiservertest"
 	"github.com/ipvskit/ipvskit/proxier"
 )
@@ -22,9 +29,10 @@ import (
 // the old one's kernel state. Its first syncs send IPVS nothing and bind
 // no VIP, the table is as the old one left it, traffic flows before,
 // between and after, and the new agent then follows the API. Another
-// program's virtual server stays untouched. (Both agents are this build:
-// it tests what any two versions that share the State's kernel form must
-// do; no earlier release exists to run as the old one.)
+// program's state on the node (neighbours) stays untouched. The old agent
+// is this build, in process, unless IPVSKIT_OLD_AGENT names another
+// version's ipvskit-proxy binary (scripts/agent-at REVISION builds one):
+// then that binary runs in the node's namespace as the old agent.
 func TestAgentUpgradeAdoptsTheNode(t *testing.T) {
 	testutil.RequireIPVS(t, testutil.NewNetNS(t)) // before the API server starts
 	ipvsadm := testutil.RequireTool(t, "ipvsadm")
@@ -47,30 +55,10 @@ func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, node
 	client.Route(t, "198.18.128.0/17", nodeAddr)
 	addrs := twoBackends(t, node)
 	ctx := context.Background()
-	foreign := ipvs.Service{Protocol: ipvs.TCP, Addr: netip.MustParseAddr("198.18.200.1"), Port: 80, Scheduler: "wlc"}
-	ic, err := ipvs.New(&ipvs.Config{NetNS: node.Handle()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ic.Close()
-	if err := ic.AddService(ctx, foreign); err != nil {
-		t.Fatal(err)
-	}
-	foreignBefore := node.Exec(t, ipvsadm, "-Ln", "-t", "198.18.200.1:80")
+	unchanged := neighbours(t, node)
 
 	// agent starts one "process": its own kernel clients, its own agent.
-	agent := func() func() {
-		k, err := OpenKernel(node.Handle())
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := DefaultConfig()
-		cfg.HealthzBindAddress, cfg.MetricsBindAddress = "127.0.0.1:0", "127.0.0.1:0"
-		r.start(t, Options{Config: cfg, NodeName: testNode, Client: r.c, NewProxier: k.NewProxier,
-			SetTimeouts: k.SetTimeouts, NodeAddresses: k.NodeAddresses, Proxier: proxier.Config{Backend: backend}})
-		stop := r.stop
-		return func() { stop(); k.Close() }
-	}
+	agent := func() func() { return r.startOn(t, node.Handle(), testNode, proxier.Config{Backend: backend}) }
 	saved := func() string { return node.Exec(t, ipvsadm, "-Sn") }
 	web := vip + ":80"
 	serving := func(when string) {
@@ -80,7 +68,11 @@ func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, node
 		}
 	}
 
-	stopOld := agent()
+	old := agent
+	if bin := os.Getenv(oldAgentEnv); bin != "" {
+		old = func() func() { return oldAgent(t, r, node, bin, backend) }
+	}
+	stopOld := old()
 	r.create(t, service(name, vip), slice(name, "node-b", addrs...))
 	r.until(t, name+" in IPVS with both backends", func() bool { return strings.Count(saved(), "-a -t "+web) == 2 })
 	serving("the old agent")
@@ -88,25 +80,10 @@ func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, node
 	table, vips := saved(), node.Exec(t, "ip", "-o", "addr", "show", "dev", "ipvskit0")
 	serving("no agent")
 
-	r.mu.Lock()
-	before := len(r.events)
-	r.mu.Unlock()
+	before := r.syncs()
 	stopNew := agent()
 	defer stopNew()
-	r.until(t, "the new agent's first sync", func() bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return len(r.events) > before
-	})
-	r.mu.Lock()
-	first := r.events[before]
-	r.mu.Unlock()
-	if first.Err != nil {
-		t.Fatalf("the new agent's first sync: %v", first.Err)
-	}
-	if n, a := first.Ops[proxier.SubsystemIPVS], first.Ops[proxier.SubsystemAddresses]; n != 0 || a != 0 {
-		t.Errorf("the new agent's first sync sent %d IPVS requests and %d VIP requests, want none", n, a)
-	}
+	r.adopted(t, "the new agent", before)
 	if got := saved(); got != table {
 		t.Errorf("IPVS after the upgrade:\n%s\nwas:\n%s", got, table)
 	}
@@ -129,8 +106,96 @@ func upgrade(t *testing.T, r *rig, ipvsadm string, backend proxier.Backend, node
 		t.Fatal(err)
 	}
 	r.until(t, name+" gone", func() bool { return !strings.Contains(saved(), web) })
-	if after := node.Exec(t, ipvsadm, "-Ln", "-t", "198.18.200.1:80"); after != foreignBefore {
-		t.Errorf("another program's virtual server changed:\n%s\nwas:\n%s", after, foreignBefore)
+	unchanged()
+}
+
+// oldAgentEnv names another version's ipvskit-proxy binary to upgrade from.
+const oldAgentEnv = "IPVSKIT_OLD_AGENT"
+
+// oldAgent runs the ipvskit-proxy binary bin in node as the old agent, with
+// the flags every version has, and returns what stops it as SIGTERM does
+// on a node (it must exit cleanly).
+func oldAgent(t *testing.T, r *rig, node *testutil.NetNS, bin string, backend proxier.Backend) func() {
+	name := map[proxier.Backend]string{proxier.NFTables: "nftables", proxier.IPTables: "iptables"}[backend]
+	cmd := exec.Command(bin, "--kubeconfig", apiFrom(t, r, node), "--hostname-override", testNode, "--backend", name)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	node.Start(t, cmd)
+	r.poll = true
+	t.Logf("old agent: %s", bin)
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("the old agent's log:\n%s", out.String())
+		}
+	})
+	return func() {
+		r.poll = false
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("the old agent on SIGTERM: %v\n%s", err, out.String())
+		}
+	}
+}
+
+// apiFrom makes the API server reachable from a process in node, whose
+// loopback is not the test's: a relay listening on node's 127.0.0.1 that
+// dials the server from the test's namespace. It returns a kubeconfig
+// naming the relay (the same address, so the server's certificate holds).
+func apiFrom(t *testing.T, r *rig, node *testutil.NetNS) string {
+	u, err := url.Parse(r.srv.Config().Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := node.Serve(t, "tcp", "127.0.0.1:0", func(c net.Conn) { relay(c, u.Host) })
+	kc, err := os.ReadFile(r.srv.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, bytes.ReplaceAll(kc, []byte(u.Host), []byte(at.String())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// relay copies c to and from a connection to addr until either side ends.
+func relay(c net.Conn, addr string) {
+	d, err := net.Dial("tcp", addr)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	go func() { io.Copy(d, c); d.Close() }()
+	io.Copy(c, d)
+}
+
+// syncs is how many syncs the rig's agents have made so far.
+func (r *rig) syncs() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}
+
+// adopted waits for the first sync after the first before (see syncs), of
+// an agent started over another's kernel state, and fails t unless it
+// succeeded without one IPVS request or VIP request.
+func (r *rig) adopted(t *testing.T, who string, before int) {
+	t.Helper()
+	r.until(t, who+"'s first sync", func() bool { return r.syncs() > before })
+	r.mu.Lock()
+	first := r.events[before]
+	r.mu.Unlock()
+	if first.Err != nil {
+		t.Fatalf("%s's first sync: %v", who, first.Err)
+	}
+	if n, a := first.Ops[proxier.SubsystemIPVS], first.Ops[proxier.SubsystemAddresses]; n != 0 || a != 0 {
+		t.Errorf("%s's first sync sent %d IPVS requests and %d VIP requests, want none", who, n, a)
 	}
 }
 

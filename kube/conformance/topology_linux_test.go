@@ -168,27 +168,12 @@ func serve(t *testing.T, ns *testutil.NetNS, name string) {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	var echo net.Listener
-	ns.Do(t, func() { echo, err = net.Listen("tcp", fmt.Sprintf("[::]:%d", echoPort)) })
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	t.Cleanup(func() { echo.Close() })
-	go func() {
-		for {
-			c, err := echo.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				sc := bufio.NewScanner(c)
-				for sc.Scan() {
-					fmt.Fprintf(c, "%s %s\n", name, sc.Text())
-				}
-			}()
+	ns.Serve(t, "tcp", fmt.Sprintf("[::]:%d", echoPort), func(c net.Conn) {
+		sc := bufio.NewScanner(c)
+		for sc.Scan() {
+			fmt.Fprintf(c, "%s %s\n", name, sc.Text())
 		}
-	}()
+	})
 	for _, l := range tcp {
 		t.Cleanup(func() { l.Close() })
 		go func() {

@@ -28,6 +28,9 @@ type ServiceConfig struct {
 	// check answers 503 with serviceProxyHealthy false. Nil means always
 	// healthy.
 	Proxy *ProxyHealth
+	// Listen opens each listener, e.g. in the node's network namespace
+	// when the program runs in another; nil means net.Listen.
+	Listen func(network, address string) (net.Listener, error)
 }
 
 // ServiceHealth serves the health-check node ports of Services with
@@ -36,8 +39,9 @@ type ServiceConfig struct {
 // local endpoint. Services are named by types.NamespacedName. Its methods
 // are safe for concurrent use.
 type ServiceHealth struct {
-	addrs []netip.Addr
-	proxy *ProxyHealth
+	addrs  []netip.Addr
+	proxy  *ProxyHealth
+	listen func(network, address string) (net.Listener, error)
 
 	mu        sync.RWMutex
 	servers   map[types.NamespacedName]*server
@@ -59,9 +63,14 @@ func NewServiceHealth(cfg *ServiceConfig) *ServiceHealth {
 	if cfg == nil {
 		cfg = &ServiceConfig{}
 	}
+	listen := cfg.Listen
+	if listen == nil {
+		listen = net.Listen
+	}
 	return &ServiceHealth{
 		addrs:     slices.Clone(cfg.Addrs),
 		proxy:     cfg.Proxy,
+		listen:    listen,
 		servers:   make(map[types.NamespacedName]*server),
 		endpoints: make(map[types.NamespacedName]int),
 	}
@@ -141,7 +150,7 @@ func (s *ServiceHealth) open(name types.NamespacedName, port int) (*server, erro
 	}
 	srv := &server{port: port, srv: &http.Server{Handler: s.handler(name), ReadHeaderTimeout: readHeaderTimeout}}
 	for _, addr := range addrs {
-		ln, err := net.Listen("tcp", addr)
+		ln, err := s.listen("tcp", addr)
 		if err != nil {
 			_ = srv.close()
 			return nil, err

@@ -227,3 +227,21 @@ func TestServiceHealthListensOnEveryAddress(t *testing.T) {
 		t.Errorf("port %d answers on 127.0.0.3, which is not in Addrs", port)
 	}
 }
+
+func TestServiceHealthListensThroughListen(t *testing.T) {
+	web := types.NamespacedName{Namespace: "shop", Name: "web"}
+	port := freePort(t)
+	var asked []string
+	listen := func(network, address string) (net.Listener, error) {
+		asked = append(asked, network+" "+address)
+		return net.Listen(network, address)
+	}
+	s := newServiceHealth(t, &ServiceConfig{Addrs: loopback, Listen: listen})
+	if err := s.SyncServices(map[types.NamespacedName]int{web: port}); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("tcp 127.0.0.1:%d", port); len(asked) != 1 || asked[0] != want {
+		t.Errorf("Listen was asked for %q, want [%s]", asked, want)
+	}
+	checkService(t, port, http.StatusServiceUnavailable, serviceBody("shop", "web", 0, true), 0)
+}

@@ -181,26 +181,9 @@ func newRuntime(t *testing.T) (*libcni.CNIConfig, string) {
 // address it reached.
 func serveAddresses(t *testing.T, ns *testutil.NetNS) {
 	t.Helper()
-	var (
-		l   net.Listener
-		err error
-	)
-	ns.Do(t, func() { l, err = net.Listen("tcp", ":8080") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			a := c.LocalAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
-			fmt.Fprintln(c, a)
-			c.Close()
-		}
-	}()
+	ns.Serve(t, "tcp", ":8080", func(c net.Conn) {
+		fmt.Fprintln(c, c.LocalAddr().(*net.TCPAddr).AddrPort().Addr().Unmap())
+	})
 }
 
 // dialVIP connects to the VIP n times from inside ns and returns who
