@@ -47,6 +47,10 @@ type rig struct {
 	woken chan struct{} // a sync ended
 	stop  func()        // stops the agent and waits for Run
 	poll  bool          // until also checks every 100 ms: the agent is another process
+	// prepare, if set, is called with the agent between New and Run;
+	// wrapIPVS, if set, wraps the fake IPVS startFakes gives the Proxier.
+	prepare  func(*Agent)
+	wrapIPVS func(proxier.IPVS) proxier.IPVS
 
 	mu     sync.Mutex
 	events []*proxier.SyncEvent
@@ -65,8 +69,12 @@ func newRig(t *testing.T, cfg *Config) *rig {
 func (r *rig) startFakes(t testing.TB, cfg *Config) {
 	t.Helper()
 	r.ipvs = ipvstest.New()
+	var dep proxier.IPVS = r.ipvs
+	if r.wrapIPVS != nil {
+		dep = r.wrapIPVS(dep)
+	}
 	newProxier := func(cfg *proxier.Config) (*proxier.Proxier, error) {
-		return proxier.New(cfg, proxier.Deps{IPVS: r.ipvs, Link: dummytest.New(), Sysctls: sysctltest.New(sysctltest.DefaultRelease),
+		return proxier.New(cfg, proxier.Deps{IPVS: dep, Link: dummytest.New(), Sysctls: sysctltest.New(sysctltest.DefaultRelease),
 			Rules: map[proxier.Family]proxier.Rules{proxier.IPv4: iptablestest.New(iptables.IPv4)}})
 	}
 	r.start(t, Options{
@@ -90,6 +98,9 @@ func (r *rig) start(t testing.TB, o Options) {
 		t.Fatal(err)
 	}
 	r.a = a
+	if r.prepare != nil {
+		r.prepare(a)
+	}
 	a.afterSync = func() {
 		select {
 		case r.woken <- struct{}{}:
