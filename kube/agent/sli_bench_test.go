@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -71,18 +75,70 @@ type sliCluster struct {
 }
 
 func newSLICluster(b *testing.B, n int) *sliCluster {
-	srv := apiservertest.Start(b)
+	dir := b.TempDir()
+	seed := ""
+	if s := os.Getenv(sliSeedEnv); s != "" {
+		seed = filepath.Join(s, fmt.Sprint(n), "etcd")
+	}
+	var pop time.Duration
+	srv := seeded(b, seed, dir)
+	if srv == nil {
+		srv = apiservertest.StartIn(b, dir)
+		start := time.Now()
+		populate(b, srv.Client(), n, 10)
+		pop = time.Since(start)
+		if seed != "" {
+			// Saved once populated, and started again from what was saved.
+			srv.Exit(b)
+			copyTree(b, filepath.Join(dir, "etcd"), seed)
+			srv = apiservertest.StartIn(b, dir)
+		}
+	}
 	cl := &sliCluster{srv: srv, c: srv.Client(), n: n}
-	start := time.Now()
-	populate(b, cl.c, n, 10)
-	pop := time.Since(start)
 	js, pb, objs := apiSize(b, cl.c)
+	if objs < 2*n {
+		b.Fatalf("the API server holds %d Services and EndpointSlices, want at least %d", objs, 2*n)
+	}
 	b.Logf("populate: %d Services and their EndpointSlices in %v; the API objects as listed (%d): %.1f MB JSON, %.1f MB protobuf",
 		n, pop.Round(time.Millisecond), objs, mb(js), mb(pb))
 	b.ReportMetric(pop.Seconds(), "populate-s")
 	b.ReportMetric(mb(js), "objects-json-MB")
 	b.ReportMetric(mb(pb), "objects-proto-MB")
 	return cl
+}
+
+// sliSeedEnv names a directory of populated API servers' etcd data, one
+// per size (DIR/10000/etcd): a size found there starts from a copy of it
+// instead of populating (which takes minutes, and more than an hour in the
+// emulated VM); a size not found is populated and saved there. Make the
+// seeds on the host, where the directory is writable:
+//
+//	cd kube && IPVSKIT_SLI_SEED=/var/tmp/sli-seed IPVSKIT_TEST_APISERVER=$(../scripts/test-apiserver) \
+//	  go test -run '^$' -bench '^BenchmarkAgentSLI$/^services=10000$' -benchtime 1x -sli.churn 1s ./agent
+const sliSeedEnv = "IPVSKIT_SLI_SEED"
+
+// seeded starts an API server in dir from a copy of the etcd data in seed,
+// or returns nil if there is none.
+func seeded(b *testing.B, seed, dir string) *apiservertest.Server {
+	if seed == "" {
+		return nil
+	}
+	if _, err := os.Stat(seed); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	copyTree(b, seed, filepath.Join(dir, "etcd"))
+	b.Logf("populate: started from %s", seed)
+	return apiservertest.StartIn(b, dir)
+}
+
+// copyTree copies the directory from to to (which must not exist).
+func copyTree(b *testing.B, from, to string) {
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", from, to).CombinedOutput(); err != nil {
+		b.Fatalf("copying %s to %s: %v: %s", from, to, err, out)
+	}
 }
 
 // measure starts an agent on r (start) and measures it; arrive, if not

@@ -54,12 +54,13 @@ const timeout = 8 * time.Minute
 // Server is a running test-apiserver program. Its methods are for the test's
 // own goroutine, one at a time.
 type Server struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  <-chan []byte // stdout, one line each; closed at its end
-	stderr *syncBuffer
-	exited chan struct{} // closed once cmd.Wait returned
-	err    error         // cmd.Wait's error, once exited is closed
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	lines    <-chan []byte // stdout, one line each; closed at its end
+	stderr   *syncBuffer
+	exited   chan struct{} // closed once cmd.Wait returned
+	err      error         // cmd.Wait's error, once exited is closed
+	exitOnce sync.Once
 
 	kubeconfig string
 	server     string
@@ -81,12 +82,21 @@ type line struct {
 // is empty. tb.Cleanup stops the program and waits until it has exited.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	return StartIn(tb, tb.TempDir())
+}
+
+// StartIn is Start in dir, which may hold an earlier server's etcd data
+// (its "etcd" subdirectory, written by a server that has exited: see
+// Exit): the objects stored then are there again, as after a restart.
+// Benchmarks populate a large cluster once and start from a copy of it.
+func StartIn(tb testing.TB, dir string) *Server {
+	tb.Helper()
 	bin := os.Getenv(Env)
 	if bin == "" {
 		tb.Skipf("%s is not set: no test API server (build one with bin=$(scripts/test-apiserver); export %s=$bin)", Env, Env)
 	}
 	s := &Server{stderr: new(syncBuffer), exited: make(chan struct{})}
-	s.cmd = command(bin, "-dir", tb.TempDir())
+	s.cmd = command(bin, "-dir", dir)
 	s.cmd.Stderr = s.stderr
 	stdin, err := s.cmd.StdinPipe()
 	if err != nil {
@@ -113,7 +123,7 @@ func Start(tb testing.TB) *Server {
 		s.err = s.cmd.Wait()
 		close(s.exited)
 	}()
-	tb.Cleanup(func() { s.exit(tb) })
+	tb.Cleanup(func() { s.Exit(tb) })
 
 	ready := s.await(tb, "start")
 	if !ready.Ready {
@@ -230,8 +240,15 @@ func (s *Server) await(tb testing.TB, what string) line {
 	panic("unreachable")
 }
 
-// exit asks the program to stop everything, waits until it has exited, and
-// shows its log if the test failed.
+// Exit asks the program to stop everything (the API server, then etcd,
+// which leaves its data consistent on disk) and waits until it has exited;
+// it shows its log if the test failed. tb.Cleanup calls it too; only the
+// first call does anything.
+func (s *Server) Exit(tb testing.TB) {
+	tb.Helper()
+	s.exitOnce.Do(func() { s.exit(tb) })
+}
+
 func (s *Server) exit(tb testing.TB) {
 	tb.Helper()
 	_, _ = io.WriteString(s.stdin, "exit\n")
