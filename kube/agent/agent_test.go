@@ -52,8 +52,9 @@ type rig struct {
 	prepare  func(*Agent)
 	wrapIPVS func(proxier.IPVS) proxier.IPVS
 
-	mu     sync.Mutex
-	events []*proxier.SyncEvent
+	mu         sync.Mutex
+	events     []*proxier.SyncEvent
+	reconciles []*proxier.ReconcileEvent
 }
 
 func newRig(t *testing.T, cfg *Config) *rig {
@@ -87,10 +88,13 @@ func (r *rig) startFakes(t testing.TB, cfg *Config) {
 func (r *rig) start(t testing.TB, o Options) {
 	t.Helper()
 	o.Proxier.Observer = proxier.ObserverFunc(func(e proxier.Event) {
-		if s, ok := e.(*proxier.SyncEvent); ok {
-			r.mu.Lock()
-			r.events = append(r.events, s)
-			r.mu.Unlock()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		switch e := e.(type) {
+		case *proxier.SyncEvent:
+			r.events = append(r.events, e)
+		case *proxier.ReconcileEvent:
+			r.reconciles = append(r.reconciles, e)
 		}
 	})
 	a, err := New(o)

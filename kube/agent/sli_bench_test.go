@@ -29,10 +29,11 @@ import (
 )
 
 var (
-	sliSingles = flag.Int("sli.singles", 150, "BenchmarkAgentSLI*: EndpointSlice updates made one at a time")
-	sliChurn   = flag.Duration("sli.churn", 2*time.Minute, "BenchmarkAgentSLI*: how long the churn of updates lasts")
-	sliRate    = flag.Int("sli.rate", 50, "BenchmarkAgentSLI*: EndpointSlice updates a second during the churn")
-	sliMinSync = flag.Duration("sli.minsync", 0, "BenchmarkAgentSLI*: the agent's ipvs.minSyncPeriod (kube-proxy's IPVS default: 0)")
+	sliSingles   = flag.Int("sli.singles", 150, "BenchmarkAgentSLI*: EndpointSlice updates made one at a time")
+	sliChurn     = flag.Duration("sli.churn", 2*time.Minute, "BenchmarkAgentSLI*: how long the churn of updates lasts")
+	sliRate      = flag.Int("sli.rate", 50, "BenchmarkAgentSLI*: EndpointSlice updates a second during the churn")
+	sliMinSync   = flag.Duration("sli.minsync", 0, "BenchmarkAgentSLI*: the agent's ipvs.minSyncPeriod (kube-proxy's IPVS default: 0)")
+	sliReconcile = flag.Duration("sli.reconcile", 0, "BenchmarkAgentSLIKernel: the agent's Options.ReconcilePeriod (0: its default, the syncPeriod)")
 )
 
 // BenchmarkAgentSLI measures the agent on the fakes against a real API
@@ -165,7 +166,10 @@ func (cl *sliCluster) measure(b *testing.B, r *rig, start func(), arrive func(ne
 	r.stop()
 	r.a, r.prepare = nil, nil
 	r.mu.Lock()
-	r.events = nil
+	for _, e := range r.reconciles {
+		b.Logf("a Reconcile (drift check, the Proxier held) at %v took %v", e.Start.Format("15:04:05.000"), e.Duration.Round(time.Millisecond))
+	}
+	r.events, r.reconciles = nil, nil
 	r.mu.Unlock()
 	b.Logf("heap in use after GC: before the agent %.1f MB, after its first sync %.1f MB, after the churn %.1f MB; "+
 		"RSS %.1f / %.1f / %.1f MB, peak (VmHWM) %.1f MB",

@@ -39,7 +39,8 @@ func BenchmarkAgentSLIKernel(b *testing.B) {
 						cfg.MinSyncPeriod = *sliMinSync
 						cl.measure(b, r, func() {
 							r.start(b, Options{Config: cfg, NodeName: testNode, Client: r.c, NewProxier: k.NewProxier,
-								SetTimeouts: k.SetTimeouts, NodeAddresses: k.NodeAddresses, Proxier: proxier.Config{Backend: backend}})
+								SetTimeouts: k.SetTimeouts, NodeAddresses: k.NodeAddresses, Proxier: proxier.Config{Backend: backend},
+								ReconcilePeriod: *sliReconcile})
 						}, nil)
 						if err := k.Close(); err != nil {
 							b.Error(err)
