@@ -3,15 +3,14 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
-	"runtime"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/ipvskit/ipvskit/internal/nsfd"
 	"github.com/ipvskit/ipvskit/ipvs"
 	"github.com/ipvskit/ipvskit/proxier"
 )
@@ -70,24 +69,12 @@ func (k *Kernel) Listen(network, address string) (net.Listener, error) {
 	if k.ns == 0 {
 		return net.Listen(network, address)
 	}
-	type result struct {
-		l   net.Listener
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		// Never unlocked: the runtime ends the thread with the goroutine
-		// instead of reusing it in the namespace.
-		runtime.LockOSThread()
-		if err := netns.Set(k.ns); err != nil {
-			done <- result{err: fmt.Errorf("agent: entering the kernel's network namespace: %w", err)}
-			return
-		}
-		l, err := net.Listen(network, address)
-		done <- result{l, err}
-	}()
-	r := <-done
-	return r.l, r.err
+	var l net.Listener
+	err := nsfd.Do(int(k.ns), func() (err error) {
+		l, err = net.Listen(network, address)
+		return err
+	})
+	return l, err
 }
 
 // NodeAddresses are the namespace's global unicast addresses, but those on
